@@ -1,0 +1,25 @@
+# Set-up and entry points. `make test` and `make demo` create .venv when it is missing.
+PYTHON ?= python3.11
+VENV := .venv
+PY := $(VENV)/bin/python
+STAMP := $(VENV)/.installed
+
+.PHONY: test demo bench clean-venv
+
+$(STAMP): requirements.txt
+	test -x $(PY) || $(PYTHON) -m venv $(VENV) || python3 -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet -r requirements.txt
+	touch $(STAMP)
+
+test: $(STAMP)
+	$(PY) -m pytest -q tests
+
+demo: $(STAMP)
+	bash scripts/demo.sh $(PY)
+
+bench: $(STAMP)
+	@echo "Benchmarks are run one by one; see BUILD.md, section Benchmarks."
+
+clean-venv:
+	rm -rf $(VENV)

@@ -1,0 +1,1 @@
+"""Keras layers and models for ELECTRA-family pretraining. No I/O lives here."""

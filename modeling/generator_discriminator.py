@@ -1,0 +1,51 @@
+"""Builds a generator encoder that shares parts of a discriminator encoder.
+
+What is shared (the same Python objects, hence the same variables, stored once):
+- always the embedding sub-network (word, position and type tables and their LayerNorm), as
+  in the ELECTRA paper (Model Garden ties only the word table);
+- the E->H embedding projection when the generator is as wide as the discriminator; a
+  narrower generator gets its own projection from the embedding width to its width;
+- the bottom `num_shared_layers` Transformer layers (TEAMS partial sharing), which needs a
+  generator as wide as the discriminator.
+"""
+from modeling.encoder_config import scaled_config
+from modeling.transformer_encoder import TransformerEncoder
+
+
+def build_generator(discriminator: TransformerEncoder, width_multiplier: float = 1.0,
+                    depth_multiplier: float = 1.0, num_shared_layers: int = 0,
+                    name: str = "generator") -> TransformerEncoder:
+  """Returns a generator encoder tied to `discriminator`.
+
+  Args:
+    discriminator: the discriminator's encoder (must be constructed, may be unbuilt).
+    width_multiplier: ELECTRA's generator size (1/4 small, 1/3 base): scales hidden size,
+      FFN size and attention heads.
+    depth_multiplier: TEAMS' generator depth (1/2): scales the number of layers.
+    num_shared_layers: how many bottom Transformer layers are the discriminator's own
+      (0 = none).
+
+  Raises:
+    ValueError: sharing layers between encoders of different widths, or more layers than
+      the generator has.
+  """
+  config = scaled_config(discriminator.config, width_multiplier, depth_multiplier)
+  same_width = (config.hidden_size == discriminator.config.hidden_size and
+                config.intermediate_size == discriminator.config.intermediate_size and
+                config.num_attention_heads == discriminator.config.num_attention_heads)
+  if num_shared_layers < 0:
+    raise ValueError(f"num_shared_layers must be >= 0, got {num_shared_layers}")
+  if num_shared_layers and not same_width:
+    raise ValueError(
+        f"num_shared_layers={num_shared_layers} needs a generator as wide as the "
+        f"discriminator, but width_multiplier={width_multiplier} gives hidden size "
+        f"{config.hidden_size} vs {discriminator.config.hidden_size}")
+  if num_shared_layers > config.num_layers:
+    raise ValueError(f"num_shared_layers={num_shared_layers} exceeds the generator's "
+                     f"{config.num_layers} layers")
+  return TransformerEncoder(
+      config,
+      embedding_network=discriminator.embedding_network,
+      embedding_projection=discriminator.embedding_projection if same_width else None,
+      shared_layers=discriminator.transformer_layers[:num_shared_layers],
+      name=name)

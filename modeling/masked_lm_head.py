@@ -1,0 +1,69 @@
+"""The masked-language-model head, tied to the word-embedding table."""
+import tensorflow as tf
+import tf_keras
+
+from modeling.initializers import truncated_normal
+
+from modeling.embedding_network import EmbeddingNetwork
+
+
+def gather_positions(sequence: tf.Tensor, positions: tf.Tensor) -> tf.Tensor:
+  """Picks the vectors at `positions`.
+
+  Args:
+    sequence: [batch, seq, width].
+    positions: int [batch, num_positions].
+
+  Returns:
+    [batch, num_positions, width].
+  """
+  return tf.gather(sequence, tf.cast(positions, tf.int32), batch_dims=1)
+
+
+class MaskedLMHead(tf_keras.layers.Layer):
+  """Dense + GELU + LayerNorm, then logits against the tied embedding table plus a bias.
+
+  Only the masked positions are transformed and projected (the vocabulary projection is the
+  most expensive matmul of a small model). The layer itself runs in float32 (so the tied
+  table is read in float32 and the logits are float32) while its dense transform follows the
+  global mixed-precision policy.
+
+  Args:
+    embedding_network: the EmbeddingNetwork whose word table is the output projection.
+    initializer_range: stddev of the dense layer's initialiser.
+    norm_epsilon: LayerNorm epsilon.
+
+  Call inputs: `sequence_output` [batch, seq, hidden], `masked_positions` int [batch, P].
+  Call output: float32 logits [batch, P, vocab_size].
+  """
+
+  def __init__(self, embedding_network: EmbeddingNetwork, initializer_range=0.02,
+               norm_epsilon=1e-12, **kwargs):
+    kwargs.setdefault("dtype", tf.float32)
+    super().__init__(**kwargs)
+    self.embedding_network = embedding_network
+    self.dense = tf_keras.layers.Dense(
+        embedding_network.embedding_size, activation="gelu",
+        kernel_initializer=truncated_normal(initializer_range),
+        name="transform/dense")
+    self.layer_norm = tf_keras.layers.LayerNormalization(
+        epsilon=norm_epsilon, dtype=tf.float32, name="transform/layer_norm")
+    self._initializer_range = initializer_range
+    self._norm_epsilon = norm_epsilon
+
+  def build(self, input_shape):
+    self.output_bias = self.add_weight(
+        "output_bias", shape=[self.embedding_network.vocab_size], initializer="zeros",
+        dtype=tf.float32)
+    super().build(input_shape)
+
+  def call(self, sequence_output, masked_positions):
+    hidden = gather_positions(sequence_output, masked_positions)
+    hidden = self.layer_norm(self.dense(hidden))
+    table = self.embedding_network.embedding_table
+    logits = tf.einsum("bpe,ve->bpv", hidden, table)
+    return logits + self.output_bias
+
+  def get_config(self):
+    raise NotImplementedError(
+        "MaskedLMHead shares the embedding table; it is rebuilt by the model that owns it.")

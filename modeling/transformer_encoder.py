@@ -1,0 +1,133 @@
+"""A BERT/ELECTRA Transformer encoder that can share parts with another encoder."""
+from typing import Optional, Sequence
+
+import gin
+import tensorflow as tf
+import tf_keras
+
+from modeling.initializers import truncated_normal
+from official.nlp.modeling import layers as nlp_layers
+
+from modeling.embedding_network import EmbeddingNetwork
+from modeling.encoder_config import EncoderConfig
+
+
+def make_transformer_block(config: EncoderConfig, name: str) -> tf_keras.layers.Layer:
+  """One post-LayerNorm Transformer layer (Model Garden's TransformerEncoderBlock)."""
+  return nlp_layers.TransformerEncoderBlock(
+      num_attention_heads=config.num_attention_heads,
+      inner_dim=config.intermediate_size,
+      inner_activation=tf_keras.activations.get(config.activation),
+      output_dropout=config.dropout_rate,
+      attention_dropout=config.attention_dropout_rate,
+      norm_epsilon=config.norm_epsilon,
+      kernel_initializer=truncated_normal(config.initializer_range),
+      name=name)
+
+
+def attention_mask_from_input_mask(input_mask: tf.Tensor, dtype) -> tf.Tensor:
+  """[batch, seq] 0/1 mask -> [batch, 1, seq] mask, broadcast over query positions."""
+  return tf.cast(input_mask, dtype)[:, tf.newaxis, :]
+
+
+# An allowlist, because **kwargs would otherwise let gin accept any misspelled binding.
+@gin.configurable(allowlist=["config", "output_pooler"])
+class TransformerEncoder(tf_keras.layers.Layer):
+  """Embeddings, optional E->H projection, N Transformer layers.
+
+  Sharing with another encoder (ELECTRA generator / TEAMS partial sharing) is done by passing
+  the other encoder's objects: the same Python object means the same variables, stored once in
+  a checkpoint.
+
+  Args:
+    config: an EncoderConfig (or a dict of its fields).
+    output_pooler: add a tanh dense "pooler" on the [CLS] vector (BERT); ELECTRA uses none.
+    embedding_network: an EmbeddingNetwork to share instead of creating one.
+    embedding_projection: an E->H Dense layer to share (used only when E != H).
+    shared_layers: Transformer layers to use as this encoder's bottom layers.
+
+  Call inputs: dict `input_word_ids`, `input_mask`, `input_type_ids`, int32 [batch, seq].
+  Call outputs: dict
+    `sequence_output` [batch, seq, hidden], the last layer;
+    `pooled_output` [batch, hidden], the [CLS] vector (pooled when output_pooler);
+    `encoder_outputs` list of num_layers tensors [batch, seq, hidden];
+    `embedding_output` [batch, seq, hidden], the (projected) embeddings.
+  """
+
+  def __init__(self, config, output_pooler: bool = False,
+               embedding_network: Optional[EmbeddingNetwork] = None,
+               embedding_projection: Optional[tf_keras.layers.Layer] = None,
+               shared_layers: Sequence[tf_keras.layers.Layer] = (), **kwargs):
+    super().__init__(**kwargs)
+    if isinstance(config, dict):
+      config = EncoderConfig(**config)
+    self.config = config
+    self.output_pooler = output_pooler
+
+    if embedding_network is None:
+      embedding_network = EmbeddingNetwork(
+          config.vocab_size, config.embedding_size, config.max_sequence_length,
+          config.type_vocab_size, config.dropout_rate, config.initializer_range,
+          config.norm_epsilon, name="embeddings")
+    elif (embedding_network.embedding_size != config.embedding_size or
+          embedding_network.vocab_size != config.vocab_size):
+      raise ValueError(
+          f"Shared embeddings are {embedding_network.vocab_size}x"
+          f"{embedding_network.embedding_size} but this encoder wants "
+          f"{config.vocab_size}x{config.embedding_size}")
+    self.embedding_network = embedding_network
+
+    if config.embedding_size == config.hidden_size:
+      self.embedding_projection = None
+    elif embedding_projection is not None:
+      self.embedding_projection = embedding_projection
+    else:
+      self.embedding_projection = tf_keras.layers.Dense(
+          config.hidden_size, kernel_initializer=truncated_normal(config.initializer_range),
+          name="embedding_projection")
+
+    if len(shared_layers) > config.num_layers:
+      raise ValueError(f"{len(shared_layers)} shared layers but only "
+                       f"{config.num_layers} layers in this encoder")
+    self.transformer_layers = list(shared_layers) + [
+        make_transformer_block(config, name=f"transformer/layer_{i}")
+        for i in range(len(shared_layers), config.num_layers)]
+    self.pooler = None
+    if output_pooler:
+      self.pooler = tf_keras.layers.Dense(
+          config.hidden_size, activation="tanh",
+          kernel_initializer=truncated_normal(config.initializer_range), name="pooler")
+
+  @property
+  def embedding_table(self) -> tf.Variable:
+    """Word-embedding table, float32 [vocab_size, embedding_size]."""
+    return self.embedding_network.embedding_table
+
+  def embed(self, inputs, training=None) -> tf.Tensor:
+    """Embeddings projected to the hidden width, [batch, seq, hidden]."""
+    embeddings = self.embedding_network(inputs, training=training)
+    if self.embedding_projection is not None:
+      embeddings = self.embedding_projection(embeddings)
+    return embeddings
+
+  def call(self, inputs, training=None):
+    embeddings = self.embed(inputs, training=training)
+    attention_mask = attention_mask_from_input_mask(inputs["input_mask"], embeddings.dtype)
+    hidden = embeddings
+    encoder_outputs = []
+    for layer in self.transformer_layers:
+      hidden = layer([hidden, attention_mask], training=training)
+      encoder_outputs.append(hidden)
+    cls_vector = hidden[:, 0, :]
+    pooled = self.pooler(cls_vector) if self.pooler is not None else cls_vector
+    return dict(sequence_output=hidden, pooled_output=pooled,
+                encoder_outputs=encoder_outputs, embedding_output=embeddings)
+
+  def get_config(self):
+    """Hyperparameters only: an encoder rebuilt from it owns all its variables."""
+    return dict(super().get_config(), config=self.config.as_dict(),
+                output_pooler=self.output_pooler)
+
+  @classmethod
+  def from_config(cls, config):
+    return cls(**config)
