@@ -57,12 +57,38 @@ class MaskedLMHead(tf_keras.layers.Layer):
         dtype=tf.float32)
     super().build(input_shape)
 
-  def call(self, sequence_output, masked_positions):
+  def transform(self, sequence_output, masked_positions):
+    """The dense + GELU + LayerNorm vectors at `masked_positions`, [batch, P, embedding]."""
     hidden = gather_positions(sequence_output, masked_positions)
-    hidden = self.layer_norm(self.dense(hidden))
+    return self.layer_norm(self.dense(hidden))
+
+  def call(self, sequence_output, masked_positions):
+    hidden = self.transform(sequence_output, masked_positions)
     table = self.embedding_network.embedding_table
     logits = tf.einsum("bpe,ve->bpv", hidden, table)
     return logits + self.output_bias
+
+  def candidate_logits(self, sequence_output, masked_positions, candidate_ids):
+    """The same logits, computed only for a few candidate ids per position.
+
+    Equal to gathering `call(...)` at `candidate_ids`, without the [batch, P, vocab] matmul
+    (TEAMS' multi-word selection scores K + 1 candidates per masked position).
+
+    Args:
+      sequence_output: [batch, seq, hidden].
+      masked_positions: int [batch, P].
+      candidate_ids: int [batch, P, C].
+
+    Returns:
+      float32 logits [batch, P, C].
+    """
+    if not self.built:
+      self.build(None)
+    hidden = self.transform(sequence_output, masked_positions)
+    candidate_ids = tf.cast(candidate_ids, tf.int32)
+    candidate_embeddings = tf.gather(self.embedding_network.embedding_table, candidate_ids)
+    logits = tf.einsum("bpe,bpce->bpc", hidden, candidate_embeddings)
+    return logits + tf.gather(self.output_bias, candidate_ids)
 
   def get_config(self):
     raise NotImplementedError(
