@@ -1,12 +1,14 @@
 """The one entry point: train, evaluate or export a model described by gin files.
 
   python official_runner.py --mode=train_and_eval --gin_file=configs/quickstart.gin \
-      --model_dir=/tmp/run
+      --model_dir=/tmp/run [--gin_param='TrainerConfig.train_steps = 100']
 
-The training loop lands with the runner issue; until then this parses and validates flags
-and gin files, then says what is not built yet.
+Modes: train, eval (the latest checkpoint in --model_dir), train_and_eval (evaluates every
+TrainerConfig.validation_interval steps and at the end), export (the pretrained encoder
+as a SavedModel under DIR/export/encoder/<step>/). Every binding is checked when the files
+are parsed, so a misspelled name fails before anything runs.
 """
-import sys
+import os
 
 from absl import app
 from absl import flags
@@ -19,12 +21,36 @@ flags.DEFINE_multi_string("gin_param", [], "Gin bindings applied after the files
 flags.DEFINE_string("model_dir", None, "Where checkpoints, summaries and exports go.")
 flags.mark_flags_as_required(["mode", "model_dir"])
 
+REPO_ROOT = os.path.dirname(os.path.abspath(__file__))
+
+
+def register_configurables():
+  """Imports every module that defines gin configurables, so bindings can be checked."""
+  # pylint: disable=g-import-not-at-top,unused-import
+  import modeling.encoder_config
+  import modeling.transformer_encoder
+  import tasks.bert_pretraining
+  import tasks.electra_pretraining
+  import training.experiment
+  import training.optimization
+
+
+def parse_config(gin_files, gin_params):
+  """Parses gin files (paths relative to the working directory or the repo root)."""
+  register_configurables()
+  gin.add_config_file_search_path(REPO_ROOT)
+  gin.parse_config_files_and_bindings(gin_files, gin_params)
+
 
 def main(argv):
   del argv
-  import modeling.transformer_encoder  # noqa: F401  (registers configurables)
-  gin.parse_config_files_and_bindings(FLAGS.gin_file, FLAGS.gin_param)
-  sys.exit(f"--mode={FLAGS.mode}: the training loop is not built yet (see the runner issue).")
+  from training.experiment import run_experiment  # pylint: disable=g-import-not-at-top
+  import tensorflow as tf  # pylint: disable=g-import-not-at-top
+  parse_config(FLAGS.gin_file, FLAGS.gin_param)
+  tf.io.gfile.makedirs(FLAGS.model_dir)
+  with tf.io.gfile.GFile(os.path.join(FLAGS.model_dir, f"{FLAGS.mode}_config.gin"), "w") as f:
+    f.write(gin.config_str())
+  run_experiment(FLAGS.mode, FLAGS.model_dir)
 
 
 if __name__ == "__main__":

@@ -1,0 +1,36 @@
+"""BERT-style masked-language-model pretrainer: one encoder and a tied MLM head."""
+import tf_keras
+
+from modeling.encoder_config import EncoderConfig
+from modeling.masked_lm_head import MaskedLMHead
+from modeling.transformer_encoder import TransformerEncoder
+
+
+class BertPretrainer(tf_keras.Model):
+  """An encoder with a masked-LM head over its tied word-embedding table (no NSP head).
+
+  Args:
+    config: the encoder's EncoderConfig.
+
+  Attributes:
+    encoder: the TransformerEncoder that fine-tuning and export keep.
+    masked_lm_head: the MaskedLMHead.
+
+  Call inputs: dict `input_word_ids`, `input_mask`, `input_type_ids` int32 [batch, seq],
+    `masked_lm_positions` int32 [batch, P].
+  Call output: dict `mlm_logits` float32 [batch, P, vocab_size].
+  """
+
+  def __init__(self, config: EncoderConfig, **kwargs):
+    super().__init__(**kwargs)
+    self.config = config
+    self.encoder = TransformerEncoder(config, name="encoder")
+    self.masked_lm_head = MaskedLMHead(
+        self.encoder.embedding_network, initializer_range=config.initializer_range,
+        norm_epsilon=config.norm_epsilon, name="masked_lm_head")
+
+  def call(self, inputs, training=None):
+    encoder_inputs = {name: inputs[name]
+                      for name in ("input_word_ids", "input_mask", "input_type_ids")}
+    sequence_output = self.encoder(encoder_inputs, training=training)["sequence_output"]
+    return {"mlm_logits": self.masked_lm_head(sequence_output, inputs["masked_lm_positions"])}

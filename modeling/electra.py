@@ -1,0 +1,83 @@
+"""ELECTRA pretrainer: a small generator proposes replacements, a discriminator detects them."""
+import tensorflow as tf
+import tf_keras
+
+from modeling.encoder_config import EncoderConfig
+from modeling.generator_discriminator import build_generator
+from modeling.masked_lm_head import MaskedLMHead
+from modeling.rtd_head import RTDHead
+from modeling.sampling import gumbel_max_sample
+from modeling.sampling import gumbel_noise
+from modeling.sampling import replace_masked_tokens
+from modeling.transformer_encoder import TransformerEncoder
+
+
+class ElectraPretrainer(tf_keras.Model):
+  """Generator (masked LM) + discriminator (replaced-token detection), embeddings tied.
+
+  The generator reads the masked input and predicts the original tokens at the masked
+  positions; one replacement per position is drawn from its softmax (Gumbel-max, so the
+  draw is a function of per-example seeds) and written into the input; the discriminator
+  labels every token original or replaced. The sample is discrete and the generator logits
+  it comes from are stop-gradient'ed, so the discriminator's loss reaches the generator only
+  through the shared embedding sub-network, as in the paper.
+
+  Args:
+    config: the discriminator's EncoderConfig.
+    generator_width_multiplier: generator size relative to the discriminator (hidden, FFN
+      and heads): 1/4 for Small and Large, 1/3 for Base in the paper.
+    sampling_temperature: temperature of the generator softmax that replacements are drawn
+      from (1.0 in the paper).
+    disallow_correct: never sample the original token (an ablation of the paper's appendix).
+
+  Attributes:
+    encoder: the discriminator, the encoder that fine-tuning and export keep.
+    generator: the generator TransformerEncoder.
+    generator_mlm_head: MaskedLMHead on the generator, tied to the shared word table.
+    rtd_head: RTDHead on the discriminator.
+
+  Call inputs: dict `input_word_ids`, `input_mask`, `input_type_ids` int32 [batch, seq];
+    `masked_lm_positions`, `masked_lm_ids` int32 [batch, P]; `masked_lm_weights` float32
+    [batch, P]; `sampling_seeds` int32 [batch, 2] (see modeling.sampling.example_seeds).
+  Call output: dict
+    `mlm_logits` float32 [batch, P, vocab_size], the generator's logits;
+    `sampled_ids` int32 [batch, P], the drawn replacements;
+    `corrupted_word_ids` int32 [batch, seq], the discriminator's input;
+    `rtd_labels` int32 [batch, seq], 1 where a token was replaced by a different one;
+    `rtd_logits` float32 [batch, seq], the discriminator's logits.
+  """
+
+  def __init__(self, config: EncoderConfig, generator_width_multiplier: float = 0.25,
+               sampling_temperature: float = 1.0, disallow_correct: bool = False, **kwargs):
+    super().__init__(**kwargs)
+    if sampling_temperature <= 0:
+      raise ValueError(f"sampling_temperature must be > 0, got {sampling_temperature}")
+    self.config = config
+    self.sampling_temperature = sampling_temperature
+    self.disallow_correct = disallow_correct
+    self.encoder = TransformerEncoder(config, name="discriminator")
+    self.generator = build_generator(self.encoder, width_multiplier=generator_width_multiplier)
+    self.generator_mlm_head = MaskedLMHead(
+        self.encoder.embedding_network, initializer_range=config.initializer_range,
+        norm_epsilon=config.norm_epsilon, name="generator_mlm_head")
+    self.rtd_head = RTDHead(config.hidden_size, initializer_range=config.initializer_range,
+                            name="rtd_head")
+
+  def call(self, inputs, training=None):
+    encoder_inputs = {name: inputs[name]
+                      for name in ("input_word_ids", "input_mask", "input_type_ids")}
+    generator_output = self.generator(encoder_inputs, training=training)["sequence_output"]
+    mlm_logits = self.generator_mlm_head(generator_output, inputs["masked_lm_positions"])
+    noise = gumbel_noise(inputs["sampling_seeds"], tf.shape(mlm_logits)[1:])
+    sampled_ids = gumbel_max_sample(
+        tf.stop_gradient(mlm_logits), noise, self.sampling_temperature,
+        disallowed_ids=inputs["masked_lm_ids"] if self.disallow_correct else None)
+    corrupted_word_ids, rtd_labels = replace_masked_tokens(
+        inputs["input_word_ids"], inputs["masked_lm_positions"], inputs["masked_lm_weights"],
+        inputs["masked_lm_ids"], sampled_ids)
+    discriminator_inputs = dict(encoder_inputs, input_word_ids=corrupted_word_ids)
+    discriminator_output = self.encoder(discriminator_inputs, training=training)
+    rtd_logits = self.rtd_head(discriminator_output["sequence_output"])
+    return dict(mlm_logits=mlm_logits, sampled_ids=sampled_ids,
+                corrupted_word_ids=corrupted_word_ids, rtd_labels=rtd_labels,
+                rtd_logits=rtd_logits)

@@ -1,0 +1,110 @@
+"""ELECTRA pretraining: generator MLM + discriminator replaced-token detection."""
+from typing import Dict
+
+import gin
+import tensorflow as tf
+import tf_keras
+
+from modeling.electra import ElectraPretrainer
+from modeling.encoder_config import EncoderConfig
+from modeling.losses import masked_lm_loss
+from modeling.losses import replaced_token_detection_loss
+from modeling.sampling import example_seeds
+from tasks.bert_pretraining import masked_lm_accuracy_update
+from tasks.pretraining_task import global_example_indices
+from tasks.pretraining_task import PretrainingData
+from tasks.pretraining_task import PretrainingTask
+from tasks.pretraining_task import StepResult
+
+TRAIN_STREAM, EVAL_STREAM = 0, 1
+DISCRIMINATOR_METRICS = ("disc_accuracy", "disc_precision", "disc_recall", "disc_auc")
+
+
+def discriminator_metrics() -> Dict[str, tf_keras.metrics.Metric]:
+  """Replaced-token-detection metrics, to be weighted by input_mask (real tokens only)."""
+  return {
+      "disc_accuracy": tf_keras.metrics.BinaryAccuracy("disc_accuracy"),
+      "disc_precision": tf_keras.metrics.Precision(name="disc_precision"),
+      "disc_recall": tf_keras.metrics.Recall(name="disc_recall"),
+      "disc_auc": tf_keras.metrics.AUC(name="disc_auc"),
+  }
+
+
+def discriminator_metric_updates(labels: tf.Tensor, logits: tf.Tensor,
+                                 input_mask: tf.Tensor) -> Dict[str, Dict[str, tf.Tensor]]:
+  """`update_state` arguments of `discriminator_metrics()`; labels/logits/mask [b, seq]."""
+  update = dict(y_true=labels, y_pred=tf.sigmoid(tf.cast(logits, tf.float32)),
+                sample_weight=input_mask)
+  return {name: update for name in DISCRIMINATOR_METRICS}
+
+
+@gin.configurable
+class ElectraPretrainingTask(PretrainingTask):
+  """ELECTRA (Clark et al., 2020): total = mlm_weight * MLM + rtd_weight * RTD.
+
+  Args:
+    encoder: the discriminator's EncoderConfig.
+    data: a PretrainingData.
+    seed: seeds initialisation, data order and the generator's samples.
+    generator_width_multiplier: generator size (1/4 Small and Large, 1/3 Base).
+    sampling_temperature: temperature of the generator softmax samples are drawn from.
+    disallow_correct: never sample the original token.
+    mlm_weight: weight of the generator's MLM loss (1 in the paper).
+    rtd_weight: weight of the discriminator's loss, the paper's lambda (50).
+
+  Metrics: masked_lm_accuracy, sampled_token_correct_rate (how often the generator samples
+  the original token), disc_accuracy, disc_precision, disc_recall, disc_auc (real tokens
+  only). Reported losses: total_loss, masked_lm_loss, disc_loss.
+  """
+
+  def __init__(self, encoder: EncoderConfig, data: PretrainingData, seed: int = 0,
+               generator_width_multiplier: float = 0.25, sampling_temperature: float = 1.0,
+               disallow_correct: bool = False, mlm_weight: float = 1.0,
+               rtd_weight: float = 50.0):
+    super().__init__(encoder=encoder, data=data, seed=seed)
+    self.generator_width_multiplier = generator_width_multiplier
+    self.sampling_temperature = sampling_temperature
+    self.disallow_correct = disallow_correct
+    self.mlm_weight = mlm_weight
+    self.rtd_weight = rtd_weight
+
+  def build_model(self) -> tf_keras.Model:
+    return ElectraPretrainer(
+        self.encoder_config, generator_width_multiplier=self.generator_width_multiplier,
+        sampling_temperature=self.sampling_temperature,
+        disallow_correct=self.disallow_correct, name="electra_pretrainer")
+
+  def model_inputs(self, batch, step, training):
+    batch_size = tf.shape(batch["input_word_ids"])[0]
+    seeds = example_seeds(self.seed, TRAIN_STREAM if training else EVAL_STREAM, step,
+                          global_example_indices(batch_size))
+    return dict(batch, sampling_seeds=seeds)
+
+  def dummy_batch(self, batch_size: int = 1):
+    batch = super().dummy_batch(batch_size)
+    return dict(batch, sampling_seeds=tf.zeros([batch_size, 2], tf.int32))
+
+  def build_metrics(self) -> Dict[str, tf_keras.metrics.Metric]:
+    return dict(
+        masked_lm_accuracy=tf_keras.metrics.SparseCategoricalAccuracy("masked_lm_accuracy"),
+        sampled_token_correct_rate=tf_keras.metrics.Mean("sampled_token_correct_rate"),
+        **discriminator_metrics())
+
+  def compute_losses(self, batch, outputs) -> StepResult:
+    mlm_loss = masked_lm_loss(outputs["mlm_logits"], batch["masked_lm_ids"],
+                              batch["masked_lm_weights"])
+    disc_loss = replaced_token_detection_loss(outputs["rtd_logits"], outputs["rtd_labels"],
+                                              batch["input_mask"])
+    total_loss = self.mlm_weight * mlm_loss + self.rtd_weight * disc_loss
+    sampled_correct = tf.cast(tf.equal(outputs["sampled_ids"],
+                                       tf.cast(batch["masked_lm_ids"], tf.int32)), tf.float32)
+    metric_updates = dict(
+        masked_lm_accuracy=masked_lm_accuracy_update(batch, outputs["mlm_logits"]),
+        sampled_token_correct_rate=dict(values=sampled_correct,
+                                        sample_weight=batch["masked_lm_weights"]),
+        **discriminator_metric_updates(outputs["rtd_labels"], outputs["rtd_logits"],
+                                       batch["input_mask"]))
+    return StepResult(
+        total_loss=total_loss,
+        losses=dict(total_loss=total_loss, masked_lm_loss=mlm_loss, disc_loss=disc_loss),
+        metric_updates=metric_updates)

@@ -1,0 +1,148 @@
+"""What the training loop needs from a pretraining objective: the Task base class.
+
+An objective is one model file in modeling/ and one small subclass here. The loop in
+training/ calls, per step (inside a replica context):
+
+  inputs = task.model_inputs(batch, step, training=True)   # adds e.g. sampling seeds
+  outputs = model(inputs, training=True)
+  result = task.compute_losses(batch, outputs)              # a StepResult
+  ... gradients of result.total_loss, guarded update ...
+  for name, update in result.metric_updates.items():
+    metrics[name].update_state(**update)
+
+Losses are this replica's share of the global-batch average (see modeling/losses.py), so
+summing them over replicas gives the global value whatever the split.
+"""
+import abc
+import dataclasses
+from typing import Dict, Mapping, Optional
+
+import gin
+import tensorflow as tf
+import tf_keras
+
+from modeling.encoder_config import EncoderConfig
+
+
+@gin.configurable
+@dataclasses.dataclass(frozen=True)
+class PretrainingData:
+  """Where the pretraining TFRecords are and how they are batched.
+
+  Attributes:
+    train_file_pattern: glob(s) of training TFRecords, comma-separated.
+    eval_file_pattern: glob(s) of held-out TFRecords, read once per evaluation.
+    seq_length: tokens per example (must match the files).
+    max_predictions_per_seq: masked positions per example (must match the files).
+    train_batch_size: global training batch (split across replicas).
+    eval_batch_size: global evaluation batch.
+  """
+  train_file_pattern: str = ""
+  eval_file_pattern: str = ""
+  seq_length: int = 128
+  max_predictions_per_seq: int = 20
+  train_batch_size: int = 128
+  eval_batch_size: int = 128
+
+
+@dataclasses.dataclass
+class StepResult:
+  """What `compute_losses` returns for one (per-replica) batch.
+
+  Attributes:
+    total_loss: float32 scalar to differentiate (this replica's share).
+    losses: name -> float32 scalar share of each reported loss, `total_loss` included.
+    metric_updates: metric name -> keyword arguments of its `update_state`.
+  """
+  total_loss: tf.Tensor
+  losses: Dict[str, tf.Tensor]
+  metric_updates: Dict[str, Dict[str, tf.Tensor]]
+
+
+def global_example_indices(batch_size: tf.Tensor) -> tf.Tensor:
+  """Indices in the global batch of this replica's examples, int32 [batch_size].
+
+  Replica r of a synchronous strategy holds global rows [r * batch_size, (r + 1) *
+  batch_size) (strategies split a global batch in contiguous, equal parts).
+  """
+  context = tf.distribute.get_replica_context()
+  replica_id = context.replica_id_in_sync_group if context is not None else 0
+  return tf.cast(replica_id, tf.int32) * batch_size + tf.range(batch_size, dtype=tf.int32)
+
+
+class PretrainingTask(abc.ABC):
+  """Inputs, model, losses and metrics of one pretraining objective.
+
+  Args:
+    encoder: the (discriminator) encoder's EncoderConfig.
+    data: a PretrainingData.
+    seed: seeds weight initialisation, data order and any sampling.
+  """
+
+  def __init__(self, encoder: EncoderConfig, data: PretrainingData, seed: int = 0):
+    if data.max_predictions_per_seq > data.seq_length:
+      raise ValueError(f"max_predictions_per_seq={data.max_predictions_per_seq} exceeds "
+                       f"seq_length={data.seq_length}")
+    if data.seq_length > encoder.max_sequence_length:
+      raise ValueError(f"seq_length={data.seq_length} exceeds the encoder's "
+                       f"max_sequence_length={encoder.max_sequence_length}")
+    self.encoder_config = encoder
+    self.data = data
+    self.seed = seed
+
+  def global_batch_size(self, is_training: bool) -> int:
+    return self.data.train_batch_size if is_training else self.data.eval_batch_size
+
+  def build_inputs(self, is_training: bool,
+                   input_context: Optional[tf.distribute.InputContext] = None
+                   ) -> tf.data.Dataset:
+    """The dataset of one input pipeline, batched per replica.
+
+    Training data repeats and is shuffled by `seed`; evaluation data is read once, in order.
+    Both drop a last partial batch so every replica sees a full one.
+    """
+    from data.pretraining_loader import pretraining_dataset  # pylint: disable=g-import-not-at-top
+    batch_size = self.global_batch_size(is_training)
+    if input_context is not None:
+      batch_size = input_context.get_per_replica_batch_size(batch_size)
+    pattern = self.data.train_file_pattern if is_training else self.data.eval_file_pattern
+    if not pattern:
+      split = "train" if is_training else "eval"
+      raise ValueError(f"PretrainingData.{split}_file_pattern is not set")
+    return pretraining_dataset(
+        pattern, batch_size=batch_size, seq_length=self.data.seq_length,
+        max_predictions_per_seq=self.data.max_predictions_per_seq, is_training=is_training,
+        seed=self.seed, input_context=input_context, drop_remainder=True)
+
+  def dummy_batch(self, batch_size: int = 1) -> Dict[str, tf.Tensor]:
+    """An all-padding batch with the real shapes and dtypes, to build the model."""
+    seq, predictions = self.data.seq_length, self.data.max_predictions_per_seq
+    batch = {name: tf.zeros([batch_size, seq], tf.int32)
+             for name in ("input_word_ids", "input_mask", "input_type_ids")}
+    batch.update(masked_lm_positions=tf.zeros([batch_size, predictions], tf.int32),
+                 masked_lm_ids=tf.zeros([batch_size, predictions], tf.int32),
+                 masked_lm_weights=tf.zeros([batch_size, predictions], tf.float32))
+    return batch
+
+  def model_inputs(self, batch: Mapping[str, tf.Tensor], step: tf.Tensor,
+                   training: bool) -> Dict[str, tf.Tensor]:
+    """The model's call inputs for `batch` at global `step` (default: the batch itself).
+
+    Objectives that sample override this to add per-example seeds; `step` is the global
+    training step, or the evaluation batch number when `training` is False.
+    """
+    del step, training
+    return dict(batch)
+
+  @abc.abstractmethod
+  def build_model(self) -> tf_keras.Model:
+    """The pretraining model; its `encoder` attribute is the encoder that is kept."""
+
+  @abc.abstractmethod
+  def build_metrics(self) -> Dict[str, tf_keras.metrics.Metric]:
+    """Fresh metric objects by name (created inside the strategy scope by the caller)."""
+
+  @abc.abstractmethod
+  def compute_losses(self, batch: Mapping[str, tf.Tensor],
+                     outputs: Mapping[str, tf.Tensor]) -> StepResult:
+    """Losses and metric updates of one per-replica batch, all in float32."""

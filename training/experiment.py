@@ -1,0 +1,191 @@
+"""One run: build strategy, task, model, optimizer, checkpoints, then train/eval/export.
+
+Gin binds `run_experiment.task` (e.g. `@ElectraPretrainingTask()`), `RuntimeConfig.*`
+(strategy, precision, XLA) and `TrainerConfig.*` (steps, intervals, checkpoints).
+"""
+import dataclasses
+import os
+from typing import Dict, Optional
+
+from absl import logging
+import gin
+import orbit
+import tensorflow as tf
+import tf_keras
+
+from tasks.pretraining_task import PretrainingTask
+from training import distribution
+from training import precision
+from training.checkpoints import Rollback
+from training.checkpoints import warm_start
+from training.export import export_encoder
+from training.optimization import create_optimizer
+from training.reporting import MetricsFile
+from training.reporting import ProgressLine
+from training.trainer import PretrainingTrainer
+
+MODES = ("train", "eval", "train_and_eval", "export")
+
+
+@gin.configurable
+@dataclasses.dataclass(frozen=True)
+class RuntimeConfig:
+  """Where and in what precision a run computes.
+
+  Attributes:
+    distribution_strategy: one of training.distribution.STRATEGIES.
+    tpu_address: the TPU for "tpu" ("" = local or from the environment).
+    precision: "float32", "mixed_bfloat16" or "mixed_float16" (loss-scaled).
+    jit_compile: compile the forward and backward pass with XLA.
+  """
+  distribution_strategy: str = "default"
+  tpu_address: str = ""
+  precision: str = "float32"
+  jit_compile: bool = False
+
+  def __post_init__(self):
+    if self.distribution_strategy not in distribution.STRATEGIES:
+      raise ValueError(f"RuntimeConfig.distribution_strategy={self.distribution_strategy!r}"
+                       f" is not one of {distribution.STRATEGIES}")
+    if self.precision not in precision.POLICIES:
+      raise ValueError(f"RuntimeConfig.precision={self.precision!r} is not one of "
+                       f"{precision.POLICIES}")
+
+
+@gin.configurable
+@dataclasses.dataclass(frozen=True)
+class TrainerConfig:
+  """The training schedule around the steps.
+
+  Attributes:
+    train_steps: the step training stops at (also the end of the learning-rate decay).
+    steps_per_loop: steps per compiled inner loop, and per progress line.
+    validation_interval: train_and_eval evaluates every this many steps, and at the end.
+    validation_steps: evaluation batches per evaluation (-1 = the whole eval set).
+    checkpoint_interval: steps between checkpoints (also written at the end).
+    max_to_keep: checkpoints kept.
+    summary_interval: steps between per-step TensorBoard points (a multiple of
+      steps_per_loop); loop averages are written every loop.
+    init_checkpoint: warm-start weights from another run's checkpoint or directory.
+    max_consecutive_bad_steps: non-finite steps in a row before rolling back.
+    gradient_clip_norm: global-norm clipping of the summed gradients (0 = none).
+  """
+  train_steps: int = 1000
+  steps_per_loop: int = 100
+  validation_interval: int = 1000
+  validation_steps: int = -1
+  checkpoint_interval: int = 1000
+  max_to_keep: int = 5
+  summary_interval: int = 100
+  init_checkpoint: str = ""
+  max_consecutive_bad_steps: int = 10
+  gradient_clip_norm: float = 1.0
+
+  def __post_init__(self):
+    for name in ("train_steps", "steps_per_loop", "validation_interval", "checkpoint_interval",
+                 "max_to_keep", "summary_interval", "max_consecutive_bad_steps"):
+      if getattr(self, name) < 1:
+        raise ValueError(f"TrainerConfig.{name} must be >= 1, got {getattr(self, name)}")
+    if self.summary_interval % self.steps_per_loop:
+      raise ValueError(f"TrainerConfig.summary_interval={self.summary_interval} must be a "
+                       f"multiple of steps_per_loop={self.steps_per_loop}")
+
+
+def is_chief(strategy: tf.distribute.Strategy) -> bool:
+  """Whether this worker writes summaries, metrics and exports (always, on one machine)."""
+  resolver = getattr(strategy, "cluster_resolver", None)
+  if resolver is None or not resolver.task_type:
+    return True
+  if resolver.task_type == "chief":
+    return True
+  return (resolver.task_type == "worker" and resolver.task_id == 0 and
+          "chief" not in resolver.cluster_spec().as_dict())
+
+
+def checkpoint_dir(model_dir: str, strategy: tf.distribute.Strategy) -> str:
+  """The chief checkpoints into DIR; other multi-worker workers into scratch dirs."""
+  if is_chief(strategy):
+    return model_dir
+  resolver = strategy.cluster_resolver
+  return os.path.join(model_dir, "worker_scratch", f"{resolver.task_type}_{resolver.task_id}")
+
+
+@gin.configurable(denylist=["mode", "model_dir"])
+def run_experiment(mode: str, model_dir: str, task: PretrainingTask = gin.REQUIRED
+                   ) -> Optional[Dict[str, float]]:
+  """Runs `mode` ("train", "eval", "train_and_eval" or "export") in `model_dir`.
+
+  Returns:
+    The last evaluation's metrics (eval modes), else None.
+  """
+  if mode not in MODES:
+    raise ValueError(f"mode must be one of {MODES}, got {mode!r}")
+  runtime, config = RuntimeConfig(), TrainerConfig()
+  precision.set_precision_policy(runtime.precision)
+  strategy = distribution.create_strategy(runtime.distribution_strategy, runtime.tpu_address)
+  tf_keras.utils.set_random_seed(task.seed)
+  training = mode in ("train", "train_and_eval")
+  evaluating = mode in ("eval", "train_and_eval")
+  chief = is_chief(strategy)
+
+  with strategy.scope():
+    model = task.build_model()
+    optimizer = precision.with_loss_scaling(create_optimizer(config.train_steps),
+                                            runtime.precision)
+    train_iterator = None
+    if training:
+      train_iterator = iter(strategy.distribute_datasets_from_function(
+          lambda context: task.build_inputs(True, context)))
+    eval_dataset = (strategy.distribute_datasets_from_function(
+        lambda context: task.build_inputs(False, context)) if evaluating else None)
+    tracked = dict(model=model, optimizer=optimizer)
+    if train_iterator is not None and not isinstance(strategy, tf.distribute.TPUStrategy):
+      tracked["train_iterator"] = train_iterator
+    checkpoint = tf.train.Checkpoint(**tracked)
+    manager = tf.train.CheckpointManager(
+        checkpoint, checkpoint_dir(model_dir, strategy), max_to_keep=config.max_to_keep,
+        step_counter=optimizer.iterations, checkpoint_interval=config.checkpoint_interval)
+    trainer = PretrainingTrainer(
+        task, model, optimizer, strategy, train_dataset=train_iterator,
+        eval_dataset=eval_dataset, gradient_clip_norm=config.gradient_clip_norm,
+        jit_compile=runtime.jit_compile,
+        max_consecutive_bad_steps=config.max_consecutive_bad_steps,
+        rollback=Rollback(manager, model, optimizer, strategy))
+
+  if training and config.init_checkpoint and manager.latest_checkpoint is None:
+    with strategy.scope():
+      warm_start(model, config.init_checkpoint)
+  if not training:
+    if manager.latest_checkpoint is None:
+      raise FileNotFoundError(f"--mode={mode} needs a checkpoint in {model_dir}")
+    with strategy.scope():
+      checkpoint.read(manager.latest_checkpoint).expect_partial()
+    print(f"restored {manager.latest_checkpoint} (step {optimizer.iterations.numpy()})",
+          flush=True)
+
+  if mode == "export":
+    path = export_encoder(model.encoder, model_dir, int(optimizer.iterations.numpy()))
+    print(f"exported the encoder to {path}", flush=True)
+    return None
+
+  controller = orbit.Controller(
+      global_step=optimizer.iterations, strategy=strategy,
+      trainer=trainer if training else None, evaluator=trainer if evaluating else None,
+      steps_per_loop=config.steps_per_loop if training else None,
+      checkpoint_manager=manager if training else None,
+      summary_interval=config.summary_interval if training else None,
+      summary_dir=os.path.join(model_dir, "train") if chief and training else None,
+      eval_summary_dir=os.path.join(model_dir, "eval") if chief else None,
+      train_actions=[ProgressLine(optimizer.iterations, config.train_steps,
+                                  task.global_batch_size(True))] if chief else [],
+      eval_actions=[MetricsFile(os.path.join(model_dir, "metrics.jsonl"),
+                                optimizer.iterations)] if chief else [])
+  if mode == "train":
+    controller.train(config.train_steps)
+    return None
+  if mode == "eval":
+    return controller.evaluate(config.validation_steps)
+  logging.info("train_and_eval to step %d, evaluating every %d steps", config.train_steps,
+               config.validation_interval)
+  return controller.train_and_evaluate(config.train_steps, config.validation_steps,
+                                       config.validation_interval)

@@ -1,0 +1,67 @@
+"""The optimizer: Model Garden's AdamW or LAMB with linear warm-up and linear decay.
+
+Gradient clipping is not done here: the train step clips the all-reduced gradients by
+their global norm (the same on any number of replicas), then applies them.
+"""
+from typing import Sequence
+
+import gin
+import tf_keras
+from official.modeling.optimization import optimizer_factory
+from official.modeling.optimization.configs import optimization_config
+
+OPTIMIZERS = ("adamw", "lamb")
+# Substrings of variable names that get no weight decay (LayerNorm gammas/betas, biases).
+NO_WEIGHT_DECAY = ("LayerNorm", "layer_norm", "bias")
+
+
+@gin.configurable(denylist=["total_steps"])
+def create_optimizer(total_steps: int, optimizer: str = "adamw",
+                     learning_rate: float = 5e-4, warmup_steps: int = 10000,
+                     end_learning_rate: float = 0.0, weight_decay_rate: float = 0.01,
+                     beta_1: float = 0.9, beta_2: float = 0.999, epsilon: float = 1e-6,
+                     exclude_from_weight_decay: Sequence[str] = NO_WEIGHT_DECAY
+                     ) -> tf_keras.optimizers.Optimizer:
+  """Builds the optimizer and its learning-rate schedule.
+
+  The learning rate rises linearly from 0 to `learning_rate` over `warmup_steps`, and
+  decays linearly to `end_learning_rate` at `total_steps` (the BERT/ELECTRA schedule:
+  the decay line runs from step 0, the warm-up overrides its start).
+
+  Args:
+    total_steps: number of training steps (the decay's end).
+    optimizer: "adamw" (decoupled weight decay) or "lamb" (the ELECTRA paper's choice).
+    learning_rate: peak learning rate.
+    warmup_steps: linear warm-up length (0 = none).
+    end_learning_rate: learning rate at `total_steps`.
+    weight_decay_rate: decoupled weight decay.
+    beta_1: first-moment decay.
+    beta_2: second-moment decay.
+    epsilon: denominator epsilon.
+    exclude_from_weight_decay: regexes of variable names without weight decay.
+
+  Raises:
+    ValueError: an unknown optimizer or non-positive steps.
+  """
+  if optimizer not in OPTIMIZERS:
+    raise ValueError(f"Unknown optimizer {optimizer!r}; choose one of {OPTIMIZERS}")
+  if total_steps < 1 or warmup_steps < 0:
+    raise ValueError(f"need total_steps >= 1 and warmup_steps >= 0, got {total_steps}, "
+                     f"{warmup_steps}")
+  optimizer_params = dict(beta_1=beta_1, beta_2=beta_2, epsilon=epsilon,
+                          weight_decay_rate=weight_decay_rate,
+                          exclude_from_weight_decay=list(exclude_from_weight_decay))
+  if optimizer == "adamw":
+    optimizer_params["gradient_clip_norm"] = 0.0  # the train step clips
+  params = {
+      "optimizer": {"type": optimizer, optimizer: optimizer_params},
+      "learning_rate": {"type": "polynomial", "polynomial": {
+          "initial_learning_rate": learning_rate, "decay_steps": total_steps,
+          "end_learning_rate": end_learning_rate, "power": 1.0}},
+  }
+  if warmup_steps:
+    params["warmup"] = {"type": "linear", "linear": {
+        "warmup_steps": warmup_steps, "warmup_learning_rate": 0.0}}
+  factory = optimizer_factory.OptimizerFactory(
+      optimization_config.OptimizationConfig(params))
+  return factory.build_optimizer(factory.build_learning_rate())

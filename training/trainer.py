@@ -1,0 +1,238 @@
+"""The orbit train and eval loops around a Task: one guarded optimizer step per batch.
+
+One training step, in each replica (see `_replica_train_step`):
+
+  inputs   = task.model_inputs(batch, step)                 # e.g. adds sampling seeds
+  losses, grads, metric_updates = forward_backward(inputs)  # tape; XLA when jit_compile
+  grads    = sum over replicas, clipped by global norm      # same on any replica count
+  good     = the total loss (and, unscaled, the gradient norm) is finite
+  apply the gradients if good, else skip the update (all replicas agree)
+  update metrics if good
+
+Skipped steps still advance the step counter (as a LossScaleOptimizer does), are counted
+and reported; after `max_consecutive_bad_steps` in a row the `rollback` callback restores
+the last checkpoint's weights before anything is saved.
+"""
+from typing import Callable, Dict, Optional
+
+from absl import logging
+import orbit
+import tensorflow as tf
+import tf_keras
+
+from modeling.losses import cross_replica_sum
+from tasks.pretraining_task import PretrainingTask
+from training.precision import is_loss_scaled
+
+
+class ScalarMeans(tf.Module):
+  """Running means of named scalars, accumulated in cross-replica context."""
+
+  def __init__(self, names):
+    super().__init__()
+    self.sums = {name: tf.Variable(0.0, trainable=False, name=f"{name}_sum")
+                 for name in names}
+    self.count = tf.Variable(0.0, trainable=False, name="count")
+
+  def add(self, values: Dict[str, tf.Tensor], weight=1.0):
+    """Adds one value per name; weight 0 leaves the means unchanged (non-finite values too)."""
+    weight = tf.cast(weight, tf.float32)
+    for name, total in self.sums.items():
+      total.assign_add(tf.where(weight > 0, values[name] * weight, 0.0))
+    self.count.assign_add(weight)
+
+  def reset(self):
+    for total in self.sums.values():
+      total.assign(0.0)
+    self.count.assign(0.0)
+
+  def result(self) -> Dict[str, float]:
+    count = self.count.numpy()
+    return {name: float(total.numpy() / count) if count else float("nan")
+            for name, total in self.sums.items()}
+
+
+def current_learning_rate(optimizer) -> tf.Tensor:
+  inner = optimizer.inner_optimizer if is_loss_scaled(optimizer) else optimizer
+  learning_rate = inner.learning_rate
+  return learning_rate(inner.iterations) if callable(learning_rate) else learning_rate
+
+
+class PretrainingTrainer(orbit.StandardTrainer, orbit.StandardEvaluator):
+  """Trains and evaluates a PretrainingTask's model with orbit.
+
+  Create it inside `strategy.scope()`.
+
+  Args:
+    task: the PretrainingTask.
+    model: `task.build_model()`, created in the strategy scope.
+    optimizer: the optimizer (a LossScaleOptimizer under mixed_float16).
+    strategy: the tf.distribute strategy.
+    train_dataset: a distributed dataset or iterator of training batches (None: eval only).
+    eval_dataset: a distributed dataset of evaluation batches (None: train only).
+    gradient_clip_norm: clip the summed gradients to this global norm (0 = no clipping).
+    jit_compile: compile the forward and backward pass with XLA.
+    max_consecutive_bad_steps: non-finite steps in a row that trigger `rollback`.
+    rollback: restores the last checkpoint's weights and optimizer state; called in eager
+      mode between training loops.
+  """
+
+  def __init__(self, task: PretrainingTask, model: tf_keras.Model, optimizer,
+               strategy: tf.distribute.Strategy, train_dataset=None, eval_dataset=None,
+               gradient_clip_norm: float = 1.0, jit_compile: bool = False,
+               max_consecutive_bad_steps: int = 10,
+               rollback: Optional[Callable[[], None]] = None):
+    self.task = task
+    self.model = model
+    self.optimizer = optimizer
+    self.strategy = strategy
+    self.gradient_clip_norm = gradient_clip_norm
+    self.max_consecutive_bad_steps = max_consecutive_bad_steps
+    self.rollback = rollback
+    loss_names = self._build_model()
+    self.train_metrics = task.build_metrics()
+    self.eval_metrics = task.build_metrics()
+    self.train_losses = ScalarMeans(loss_names)
+    self.eval_losses = ScalarMeans(loss_names)
+    self.consecutive_bad_steps = tf.Variable(0, trainable=False, dtype=tf.int64)
+    self.loop_bad_steps = tf.Variable(0, trainable=False, dtype=tf.int64)
+    self.eval_batch_number = tf.Variable(0, trainable=False, dtype=tf.int64)
+    self._forward_backward = tf.function(self._forward_backward_fn, jit_compile=True
+                                         ) if jit_compile else self._forward_backward_fn
+    if train_dataset is not None:
+      orbit.StandardTrainer.__init__(self, train_dataset)
+    if eval_dataset is not None:
+      orbit.StandardEvaluator.__init__(
+          self, eval_dataset, orbit.StandardEvaluatorOptions(use_tf_function=True))
+
+  def _build_model(self):
+    """Builds the variables with one eager call; returns the names of the task's losses."""
+    batch = self.task.dummy_batch()
+    outputs = self.model(self.task.model_inputs(batch, tf.constant(0, tf.int64), False),
+                         training=False)
+    return sorted(self.task.compute_losses(batch, outputs).losses)
+
+  # ---------------------------------------------------------------- training
+  def _forward_backward_fn(self, batch, inputs):
+    with tf.GradientTape() as tape:
+      outputs = self.model(inputs, training=True)
+      result = self.task.compute_losses(batch, outputs)
+      loss = result.total_loss
+      if is_loss_scaled(self.optimizer):
+        loss = self.optimizer.get_scaled_loss(loss)
+    grads = tape.gradient(loss, self.model.trainable_variables)
+    if is_loss_scaled(self.optimizer):
+      grads = self.optimizer.get_unscaled_gradients(grads)
+    return result.losses, result.metric_updates, grads
+
+  def _replica_train_step(self, batch):
+    inputs = self.task.model_inputs(batch, self.optimizer.iterations, training=True)
+    losses, metric_updates, grads = self._forward_backward(batch, inputs)
+    grads = [tf.zeros_like(v) if g is None else tf.convert_to_tensor(g)
+             for g, v in zip(grads, self.model.trainable_variables)]
+    grads = cross_replica_sum(grads)
+    grad_norm = tf.linalg.global_norm(grads)
+    if self.gradient_clip_norm > 0:
+      grads, _ = tf.clip_by_global_norm(grads, self.gradient_clip_norm, use_norm=grad_norm)
+    global_losses = cross_replica_sum(losses)
+    is_good = tf.math.is_finite(global_losses["total_loss"])
+    if not is_loss_scaled(self.optimizer):  # a LossScaleOptimizer skips overflows itself
+      is_good = tf.logical_and(is_good, tf.math.is_finite(grad_norm))
+    tf.distribute.get_replica_context().merge_call(self._apply_or_skip, args=(grads, is_good))
+
+    def update_metrics():
+      for name, update in metric_updates.items():
+        self.train_metrics[name].update_state(**update)
+      return tf.constant(True)
+
+    tf.cond(is_good, update_metrics, lambda: tf.constant(False))
+    return global_losses, is_good, grad_norm
+
+  def _apply_or_skip(self, strategy, grads, is_good):
+    """Cross-replica: every replica applies the summed gradients, or none does."""
+    is_good = strategy.experimental_local_results(is_good)[0]
+
+    def apply():
+      strategy.extended.call_for_each_replica(self._apply_gradients, args=(grads,))
+      return tf.constant(True)
+
+    def skip():
+      self.optimizer.iterations.assign_add(1)
+      return tf.constant(False)
+
+    tf.cond(is_good, apply, skip)
+    self.consecutive_bad_steps.assign(
+        tf.where(is_good, tf.constant(0, tf.int64), self.consecutive_bad_steps + 1))
+    self.loop_bad_steps.assign_add(tf.cast(tf.logical_not(is_good), tf.int64))
+
+  def _apply_gradients(self, grads):
+    self.optimizer.apply_gradients(zip(grads, self.model.trainable_variables),
+                                   experimental_aggregate_gradients=False)
+
+  def train_loop_begin(self):
+    for metric in self.train_metrics.values():
+      metric.reset_state()
+    self.train_losses.reset()
+    self.loop_bad_steps.assign(0)
+
+  def train_step(self, iterator):
+    losses, is_good, grad_norm = self.strategy.run(self._replica_train_step,
+                                                   args=(next(iterator),))
+    first = lambda value: self.strategy.experimental_local_results(value)[0]  # pylint: disable=unnecessary-lambda-assignment
+    losses = tf.nest.map_structure(first, losses)
+    self.train_losses.add(losses, weight=tf.cast(first(is_good), tf.float32))
+    tf.summary.scalar("step/total_loss", losses["total_loss"])
+    tf.summary.scalar("step/gradient_norm", first(grad_norm))
+    tf.summary.scalar("step/learning_rate", current_learning_rate(self.optimizer))
+
+  def train_loop_end(self):
+    bad_steps = int(self.loop_bad_steps.numpy())
+    step = int(self.optimizer.iterations.numpy())
+    if bad_steps:
+      logging.warning("step %d: skipped %d step(s) with a non-finite loss or gradient",
+                      step, bad_steps)
+      print(f"WARNING step {step}: skipped {bad_steps} step(s) with a non-finite loss "
+            "or gradient", flush=True)
+    if int(self.consecutive_bad_steps.numpy()) >= self.max_consecutive_bad_steps:
+      if self.rollback is None:
+        raise FloatingPointError(
+            f"{self.consecutive_bad_steps.numpy()} non-finite steps in a row at step {step} "
+            "and no checkpoint to roll back to")
+      self.rollback()
+      self.consecutive_bad_steps.assign(0)
+    output = dict(self.train_losses.result())
+    output.update({name: float(metric.result()) for name, metric in self.train_metrics.items()})
+    output["learning_rate"] = float(current_learning_rate(self.optimizer))
+    output["nonfinite_steps"] = bad_steps
+    return output
+
+  # -------------------------------------------------------------- evaluation
+  def _replica_eval_step(self, batch, batch_number):
+    inputs = self.task.model_inputs(batch, batch_number, training=False)
+    outputs = self.model(inputs, training=False)
+    result = self.task.compute_losses(batch, outputs)
+    for name, update in result.metric_updates.items():
+      self.eval_metrics[name].update_state(**update)
+    num_examples = cross_replica_sum(tf.cast(tf.shape(batch["input_word_ids"])[0], tf.float32))
+    return cross_replica_sum(result.losses), num_examples
+
+  def eval_begin(self):
+    for metric in self.eval_metrics.values():
+      metric.reset_state()
+    self.eval_losses.reset()
+    self.eval_batch_number.assign(0)
+
+  def eval_step(self, iterator):
+    losses, num_examples = self.strategy.run(self._replica_eval_step,
+                                             args=(next(iterator), self.eval_batch_number))
+    first = lambda value: self.strategy.experimental_local_results(value)[0]  # pylint: disable=unnecessary-lambda-assignment
+    # Weighted by examples: a last partial (or, in a distributed dataset, empty) batch counts
+    # for what it holds.
+    self.eval_losses.add(tf.nest.map_structure(first, losses), weight=first(num_examples))
+    self.eval_batch_number.assign_add(1)
+
+  def eval_end(self, *args):
+    del args
+    output = dict(self.eval_losses.result())
+    output.update({name: float(metric.result()) for name, metric in self.eval_metrics.items()})
+    return output
