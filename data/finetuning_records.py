@@ -1,0 +1,73 @@
+"""Fine-tuning TFRecords: write rows of numpy features, read them back as batches.
+
+Feature names follow Model Garden's fine-tuning records (`input_ids`, `input_mask`,
+`segment_ids`, ...); `load_dataset` renames the encoder inputs to the names the encoder takes
+(`input_word_ids`, `input_mask`, `input_type_ids`) and casts int64 to int32.
+"""
+from typing import Dict, Optional
+
+import numpy as np
+import tensorflow as tf
+
+_ENCODER_INPUT_NAMES = {"input_ids": "input_word_ids", "segment_ids": "input_type_ids"}
+
+
+def _feature(values: np.ndarray) -> tf.train.Feature:
+  if values.dtype.kind == "f":
+    return tf.train.Feature(float_list=tf.train.FloatList(value=values.reshape(-1)))
+  return tf.train.Feature(int64_list=tf.train.Int64List(value=values.reshape(-1)))
+
+
+def write_tfrecord(path: str, features: Dict[str, np.ndarray]) -> int:
+  """Writes one tf.train.Example per row of `features` (all arrays share dim 0).
+
+  Returns:
+    The number of rows written.
+  """
+  count = len(next(iter(features.values())))
+  with tf.io.TFRecordWriter(path) as writer:
+    for row in range(count):
+      example = tf.train.Example(features=tf.train.Features(
+          feature={name: _feature(np.asarray(values[row])) for name, values in features.items()}))
+      writer.write(example.SerializeToString())
+  return count
+
+
+def _decode(record, spec):
+  example = tf.io.parse_single_example(record, spec)
+  return {_ENCODER_INPUT_NAMES.get(name, name):
+          tf.cast(value, tf.int32) if value.dtype == tf.int64 else value
+          for name, value in example.items()}
+
+
+def load_dataset(file_pattern: str, spec: Dict[str, tf.io.FixedLenFeature], batch_size: int,
+                 is_training: bool, seed: Optional[int] = None,
+                 input_context: Optional[tf.distribute.InputContext] = None) -> tf.data.Dataset:
+  """Batches of parsed records.
+
+  Args:
+    file_pattern: glob of TFRecord files.
+    spec: the tf.io parse spec (from glue_features / squad_features `feature_spec`).
+    batch_size: global batch size (divided by the number of replicas when input_context is
+      given).
+    is_training: shuffle, repeat forever and drop the last partial batch; otherwise one pass
+      in file order, keeping the last partial batch.
+    seed: shuffle seed.
+    input_context: tf.distribute input context; each input pipeline reads a shard of the files
+      when there are enough files, else a shard of the records.
+
+  Returns:
+    A dataset of dicts of [batch, ...] tensors.
+  """
+  files = tf.io.gfile.glob(file_pattern)
+  if not files:
+    raise ValueError(f"No files match {file_pattern!r}")
+  dataset = tf.data.TFRecordDataset(sorted(files))
+  if input_context is not None:
+    batch_size = input_context.get_per_replica_batch_size(batch_size)
+    dataset = dataset.shard(input_context.num_input_pipelines, input_context.input_pipeline_id)
+  if is_training:
+    dataset = dataset.shuffle(10000, seed=seed, reshuffle_each_iteration=True).repeat()
+  dataset = dataset.map(lambda record: _decode(record, spec),
+                        num_parallel_calls=tf.data.AUTOTUNE)
+  return dataset.batch(batch_size, drop_remainder=is_training).prefetch(tf.data.AUTOTUNE)
