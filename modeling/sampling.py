@@ -110,3 +110,43 @@ def replace_masked_tokens(input_word_ids: tf.Tensor, masked_positions: tf.Tensor
                                  tf.cast(original_ids, tf.int32)), tf.int32) * is_real
   replaced_labels = tf.reduce_sum(changed[:, :, tf.newaxis] * position_one_hot, axis=1)
   return corrupted, replaced_labels
+
+
+def fold_in_seeds(seeds: tf.Tensor, salt: int) -> tf.Tensor:
+  """Independent per-example seeds for another draw of the same examples.
+
+  Args:
+    seeds: int32 [batch, 2] from `example_seeds`.
+    salt: a small int naming the draw; different salts give independent streams.
+
+  Returns:
+    int32 [batch, 2].
+  """
+  return tf.map_fn(lambda seed: tf.random.experimental.stateless_fold_in(seed, salt),
+                   tf.cast(seeds, tf.int32))
+
+
+def gumbel_softmax_sample(logits: tf.Tensor, relaxation_noise: tf.Tensor,
+                          categorical_noise: tf.Tensor, temperature: float) -> tf.Tensor:
+  """Draws one id per position from the Gumbel-softmax distribution (SCRIPT's equation 3).
+
+  y = softmax((log softmax(logits) + g) / temperature) is a random point of the simplex
+  (Jang et al., 2016); the id is then drawn from Categorical(y) with a second, independent
+  Gumbel noise. So P(id = v) = E_g[y_v]: as temperature -> 0 this is softmax(logits) (the
+  model's own sample), as it grows the draw tends to uniform. (argmax(y) alone would be the
+  plain Gumbel-max sample for every temperature.)
+
+  Args:
+    logits: float [batch, positions, vocab]; pass stop_gradient(logits).
+    relaxation_noise: float32 [batch, positions, vocab] Gumbel noise g of equation 3.
+    categorical_noise: float32 [batch, positions, vocab] independent Gumbel noise.
+    temperature: tau (> 0).
+
+  Returns:
+    int32 [batch, positions] sampled ids.
+  """
+  if temperature <= 0:
+    raise ValueError(f"temperature must be > 0, got {temperature}")
+  log_probs = tf.nn.log_softmax(tf.cast(logits, tf.float32), axis=-1)
+  relaxed_log_probs = tf.nn.log_softmax((log_probs + relaxation_noise) / temperature, axis=-1)
+  return gumbel_max_sample(relaxed_log_probs, categorical_noise)
