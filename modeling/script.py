@@ -1,0 +1,111 @@
+"""SCRIPT pretrainer: one encoder is masked LM, sampler and replaced-token critic.
+
+Nijkamp et al. (2021), "SCRIPT: Self-Critic PretRaining of Transformers". One encoder with a
+softmax output layer (a MaskedLMHead tied to the word embeddings); no second model and no
+parameter beyond a BERT's. One training step runs two forward passes and one backward pass:
+
+1. The masked input x_hat -> MLM logits at the masked positions -> MLM loss.
+2. At each masked position a token x_bar is drawn from the Gumbel-softmax distribution of
+   equation 3 at temperature tau (modeling.sampling.gumbel_softmax_sample; no gradient
+   through the draw) and written into x_hat, giving x_bar.
+3. x_bar -> vocabulary logits s_t at every position -> the critic's logit that token t was
+   replaced, -logsumexp(s_t) (modeling/self_critic.py) -> ELECTRA's RTD loss on it.
+
+`pseudo_log_likelihood` scores a sentence in one forward pass (equation 7).
+"""
+import tensorflow as tf
+import tf_keras
+
+from modeling.encoder_config import EncoderConfig
+from modeling.masked_lm_head import MaskedLMHead
+from modeling.sampling import fold_in_seeds
+from modeling.sampling import gumbel_noise
+from modeling.sampling import gumbel_softmax_sample
+from modeling.sampling import replace_masked_tokens
+from modeling.self_critic import pseudo_log_likelihood
+from modeling.self_critic import replaced_logits
+from modeling.transformer_encoder import TransformerEncoder
+
+_ENCODER_INPUTS = ("input_word_ids", "input_mask", "input_type_ids")
+# Salts that turn one per-example seed into the two independent Gumbel draws of a sample.
+_RELAXATION_SALT, _CATEGORICAL_SALT = 1, 2
+
+
+def all_positions(input_word_ids: tf.Tensor) -> tf.Tensor:
+  """[[0, 1, ..., seq - 1]] * batch, int32 [batch, seq]."""
+  shape = tf.shape(input_word_ids)
+  return tf.tile(tf.range(shape[1])[tf.newaxis, :], [shape[0], 1])
+
+
+class ScriptPretrainer(tf_keras.Model):
+  """A BERT-shaped encoder + tied MLM head, trained as masked LM and as its own critic.
+
+  Args:
+    config: the encoder's EncoderConfig.
+    gumbel_temperature: tau of equation 3 (> 0): small tau draws from the model's own
+      softmax, large tau from a flattened one.
+
+  Attributes:
+    encoder: the TransformerEncoder that fine-tuning and export keep.
+    masked_lm_head: the MaskedLMHead (the softmax output layer W).
+
+  Call inputs: dict `input_word_ids` (the masked x_hat), `input_mask`, `input_type_ids`
+    int32 [batch, seq]; `masked_lm_positions`, `masked_lm_ids` int32 [batch, P];
+    `masked_lm_weights` float32 [batch, P]; `sampling_seeds` int32 [batch, 2].
+  Call output: dict
+    `mlm_logits` float32 [batch, P, vocab], forward 1 at the masked positions;
+    `sampled_ids` int32 [batch, P], the x_bar tokens at the masked positions;
+    `corrupted_word_ids` int32 [batch, seq], x_bar;
+    `rtd_labels` int32 [batch, seq], 1 where x_bar differs from the original token;
+    `rtd_logits` float32 [batch, seq], the critic's logit that a token of x_bar was
+      replaced (forward 2).
+  """
+
+  def __init__(self, config: EncoderConfig, gumbel_temperature: float = 1.0, **kwargs):
+    super().__init__(**kwargs)
+    if gumbel_temperature <= 0:
+      raise ValueError(f"gumbel_temperature must be > 0, got {gumbel_temperature}")
+    self.config = config
+    self.gumbel_temperature = gumbel_temperature
+    self.encoder = TransformerEncoder(config, name="encoder")
+    self.masked_lm_head = MaskedLMHead(
+        self.encoder.embedding_network, initializer_range=config.initializer_range,
+        norm_epsilon=config.norm_epsilon, name="masked_lm_head")
+
+  def vocabulary_logits(self, inputs, training=None) -> tf.Tensor:
+    """Softmax logits s_t at every position of `inputs`, float32 [batch, seq, vocab]."""
+    encoder_inputs = {name: inputs[name] for name in _ENCODER_INPUTS}
+    sequence_output = self.encoder(encoder_inputs, training=training)["sequence_output"]
+    return self.masked_lm_head(sequence_output, all_positions(inputs["input_word_ids"]))
+
+  def pseudo_log_likelihood(self, inputs) -> tf.Tensor:
+    """PLL(x) = sum over real tokens of log p(t+ | x), float32 [batch] (inference mode).
+
+    Args:
+      inputs: dict `input_word_ids`, `input_mask`, `input_type_ids` int32 [batch, seq] of
+        the unmasked sentences.
+    """
+    return pseudo_log_likelihood(self.vocabulary_logits(inputs, training=False),
+                                 inputs["input_mask"])
+
+  def call(self, inputs, training=None):
+    encoder_inputs = {name: inputs[name] for name in _ENCODER_INPUTS}
+    positions = inputs["masked_lm_positions"]
+    sequence_output = self.encoder(encoder_inputs, training=training)["sequence_output"]
+    mlm_logits = self.masked_lm_head(sequence_output, positions)
+    seeds, per_position_shape = inputs["sampling_seeds"], tf.shape(mlm_logits)[1:]
+    sampled_ids = gumbel_softmax_sample(
+        tf.stop_gradient(mlm_logits),
+        relaxation_noise=gumbel_noise(fold_in_seeds(seeds, _RELAXATION_SALT),
+                                      per_position_shape),
+        categorical_noise=gumbel_noise(fold_in_seeds(seeds, _CATEGORICAL_SALT),
+                                       per_position_shape),
+        temperature=self.gumbel_temperature)
+    corrupted_word_ids, rtd_labels = replace_masked_tokens(
+        inputs["input_word_ids"], positions, inputs["masked_lm_weights"],
+        inputs["masked_lm_ids"], sampled_ids)
+    critic_logits = self.vocabulary_logits(
+        dict(encoder_inputs, input_word_ids=corrupted_word_ids), training=training)
+    return dict(mlm_logits=mlm_logits, sampled_ids=sampled_ids,
+                corrupted_word_ids=corrupted_word_ids, rtd_labels=rtd_labels,
+                rtd_logits=replaced_logits(critic_logits))

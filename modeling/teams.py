@@ -1,0 +1,153 @@
+"""TEAMS pretrainer: ELECTRA plus multi-word selection, task heads, partial layer sharing.
+
+Shen et al. (2021), "Training ELECTRA Augmented with Multi-word Selection":
+
+- Generator: as wide as the discriminator and half as deep; its bottom half are the
+  discriminator's own bottom layers (the same objects), and the whole embedding sub-network
+  is tied (modeling/generator_discriminator.py).
+- Per masked position the generator draws one replacement (as ELECTRA) and K non-original
+  candidates without replacement (modeling/candidate_sampling.py); the candidate set is the
+  original plus those K, in a random order.
+- Discriminator: L - k task-agnostic layers, then two task-specific branches of k chained
+  Transformer layers each (k = 1 in the paper), both reading layer L - k:
+    * MWS branch: the encoder's own top k layers, so `encoder` is a plain L-layer encoder
+      whose output is the MWS representation, the one the paper exports (its Table 3);
+    * RTD branch: a separate AttentionTaskHead of k layers, then the RTD projection.
+  MWS logits: the MWS representation after dense + GELU + LayerNorm, dotted with the
+  candidates' input embeddings (a MaskedLMHead restricted to the candidates, equation 7;
+  its per-token output bias, zero at initialisation, is kept as in an MLM head).
+"""
+import tensorflow as tf
+import tf_keras
+
+from modeling.attention_task_head import AttentionTaskHead
+from modeling.candidate_sampling import NEGATIVE_STRATEGIES
+from modeling.candidate_sampling import SAMPLED
+from modeling.candidate_sampling import negative_candidates
+from modeling.candidate_sampling import shuffled_candidate_set
+from modeling.encoder_config import EncoderConfig
+from modeling.generator_discriminator import build_generator
+from modeling.masked_lm_head import MaskedLMHead
+from modeling.rtd_head import RTDHead
+from modeling.sampling import fold_in_seeds
+from modeling.sampling import gumbel_max_sample
+from modeling.sampling import gumbel_noise
+from modeling.sampling import replace_masked_tokens
+from modeling.transformer_encoder import TransformerEncoder
+
+# Salts that turn one per-example seed into independent seeds for TEAMS' three draws.
+_REPLACEMENT_SALT, _NEGATIVES_SALT, _ORDER_SALT = 1, 2, 3
+
+
+class TeamsPretrainer(tf_keras.Model):
+  """Generator (MLM, proposes replacements and candidates) + two-branch discriminator.
+
+  Args:
+    config: the discriminator's EncoderConfig (L = config.num_layers).
+    generator_depth_multiplier: generator layers relative to the discriminator (1/2).
+    num_shared_generator_layers: bottom generator layers that are the discriminator's own;
+      None shares the bottom half of the generator (the paper).
+    num_task_specific_layers: k, Transformer layers in each task-specific branch (1).
+    num_negatives: K, non-original candidates per masked position (5).
+    negative_strategy: "sampled" (the paper) or "hardest" (the K most likely
+      non-original tokens, the Figure 5 ablation).
+
+  Attributes:
+    encoder: the discriminator's L-layer encoder; its output is the MWS branch (exported).
+    generator: the generator TransformerEncoder.
+    generator_mlm_head: MaskedLMHead on the generator.
+    rtd_head: AttentionTaskHead (k layers + RTDHead) reading the encoder's layer L - k.
+    mws_head: MaskedLMHead on the encoder output, used through `candidate_logits`.
+
+  Call inputs: dict `input_word_ids`, `input_mask`, `input_type_ids` int32 [batch, seq];
+    `masked_lm_positions`, `masked_lm_ids` int32 [batch, P]; `masked_lm_weights` float32
+    [batch, P]; `sampling_seeds` int32 [batch, 2] (modeling.sampling.example_seeds).
+  Call output: dict
+    `mlm_logits` float32 [batch, P, vocab], the generator's logits;
+    `sampled_ids` int32 [batch, P], the replacements;
+    `corrupted_word_ids` int32 [batch, seq], the discriminator's input;
+    `rtd_labels` int32 [batch, seq], 1 where a token was replaced by a different one;
+    `rtd_logits` float32 [batch, seq], the RTD branch's logits;
+    `candidate_ids` int32 [batch, P, K + 1], original + K negatives, shuffled;
+    `mws_labels` int32 [batch, P], index of the original in `candidate_ids`;
+    `mws_logits` float32 [batch, P, K + 1], the MWS branch's logits.
+  """
+
+  def __init__(self, config: EncoderConfig, generator_depth_multiplier: float = 0.5,
+               num_shared_generator_layers=None, num_task_specific_layers: int = 1,
+               num_negatives: int = 5, negative_strategy: str = SAMPLED, **kwargs):
+    super().__init__(**kwargs)
+    if negative_strategy not in NEGATIVE_STRATEGIES:
+      raise ValueError(f"negative_strategy must be one of {NEGATIVE_STRATEGIES}, "
+                       f"got {negative_strategy!r}")
+    if not 1 <= num_task_specific_layers <= config.num_layers:
+      raise ValueError(f"num_task_specific_layers={num_task_specific_layers} must be in "
+                       f"[1, {config.num_layers}]")
+    if not 1 <= num_negatives < config.vocab_size:
+      raise ValueError(f"num_negatives={num_negatives} must be in [1, vocab_size)")
+    self.config = config
+    self.num_task_specific_layers = num_task_specific_layers
+    self.num_negatives = num_negatives
+    self.negative_strategy = negative_strategy
+
+    self.encoder = TransformerEncoder(config, name="discriminator")
+    generator_layers = max(1, round(config.num_layers * generator_depth_multiplier))
+    if num_shared_generator_layers is None:
+      num_shared_generator_layers = generator_layers // 2
+    self.generator = build_generator(self.encoder, depth_multiplier=generator_depth_multiplier,
+                                     num_shared_layers=num_shared_generator_layers)
+    self.generator_mlm_head = MaskedLMHead(
+        self.encoder.embedding_network, initializer_range=config.initializer_range,
+        norm_epsilon=config.norm_epsilon, name="generator_mlm_head")
+    self.rtd_head = AttentionTaskHead(
+        config, num_layers=num_task_specific_layers,
+        projection=RTDHead(config.hidden_size, initializer_range=config.initializer_range,
+                           name="rtd_projection"),
+        name="rtd_head")
+    self.mws_head = MaskedLMHead(
+        self.encoder.embedding_network, initializer_range=config.initializer_range,
+        norm_epsilon=config.norm_epsilon, name="mws_head")
+
+  def _task_agnostic_output(self, encoder_output):
+    """Output of layer L - k, [batch, seq, hidden] (the embeddings when L = k)."""
+    num_task_agnostic = self.config.num_layers - self.num_task_specific_layers
+    if num_task_agnostic == 0:
+      return encoder_output["embedding_output"]
+    return encoder_output["encoder_outputs"][num_task_agnostic - 1]
+
+  def call(self, inputs, training=None):
+    encoder_inputs = {name: inputs[name]
+                      for name in ("input_word_ids", "input_mask", "input_type_ids")}
+    positions, original_ids = inputs["masked_lm_positions"], inputs["masked_lm_ids"]
+    generator_output = self.generator(encoder_inputs, training=training)["sequence_output"]
+    mlm_logits = self.generator_mlm_head(generator_output, positions)
+    sampler_logits = tf.stop_gradient(mlm_logits)
+    per_position_shape = tf.shape(mlm_logits)[1:]
+    seeds = inputs["sampling_seeds"]
+
+    sampled_ids = gumbel_max_sample(
+        sampler_logits, gumbel_noise(fold_in_seeds(seeds, _REPLACEMENT_SALT),
+                                     per_position_shape))
+    negatives_noise = None
+    if self.negative_strategy == SAMPLED:
+      negatives_noise = gumbel_noise(fold_in_seeds(seeds, _NEGATIVES_SALT), per_position_shape)
+    negative_ids = negative_candidates(sampler_logits, original_ids, self.num_negatives,
+                                       gumbel_noise=negatives_noise)
+    # i.i.d. continuous sort keys give a uniformly random order of the K + 1 candidates.
+    order_keys = gumbel_noise(fold_in_seeds(seeds, _ORDER_SALT),
+                              [tf.shape(positions)[1], self.num_negatives + 1])
+    candidate_ids, mws_labels = shuffled_candidate_set(original_ids, negative_ids, order_keys)
+
+    corrupted_word_ids, rtd_labels = replace_masked_tokens(
+        inputs["input_word_ids"], positions, inputs["masked_lm_weights"], original_ids,
+        sampled_ids)
+    discriminator_output = self.encoder(
+        dict(encoder_inputs, input_word_ids=corrupted_word_ids), training=training)
+    rtd_logits = self.rtd_head(self._task_agnostic_output(discriminator_output),
+                               inputs["input_mask"], training=training)
+    mws_logits = self.mws_head.candidate_logits(discriminator_output["sequence_output"],
+                                                positions, candidate_ids)
+    return dict(mlm_logits=mlm_logits, sampled_ids=sampled_ids,
+                corrupted_word_ids=corrupted_word_ids, rtd_labels=rtd_labels,
+                rtd_logits=rtd_logits, candidate_ids=candidate_ids, mws_labels=mws_labels,
+                mws_logits=mws_logits)

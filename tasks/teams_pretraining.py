@@ -1,0 +1,77 @@
+"""TEAMS pretraining: ELECTRA's MLM + RTD plus multi-word selection."""
+from typing import Dict, Optional
+
+import gin
+import tensorflow as tf
+import tf_keras
+
+from modeling.encoder_config import EncoderConfig
+from modeling.losses import masked_lm_loss
+from modeling.teams import TeamsPretrainer
+from tasks.electra_pretraining import ElectraPretrainingTask
+from tasks.pretraining_task import PretrainingData
+from tasks.pretraining_task import StepResult
+
+
+@gin.configurable
+class TeamsPretrainingTask(ElectraPretrainingTask):
+  """TEAMS (Shen et al., 2021): total = MLM + lambda_1 * RTD + lambda_2 * MWS (eq. 9).
+
+  Args:
+    encoder: the discriminator's EncoderConfig.
+    data: a PretrainingData.
+    seed: seeds initialisation, data order, replacements, negatives and candidate order.
+    generator_depth_multiplier: generator depth relative to the discriminator (1/2).
+    num_shared_generator_layers: bottom generator layers shared with the discriminator;
+      None = half of the generator's layers (the paper).
+    num_task_specific_layers: Transformer layers in each task-specific branch (1).
+    num_negatives: K non-original candidates per masked position (5).
+    negative_strategy: "sampled" (paper) or "hardest" (ablation).
+    mlm_weight: weight of the generator's MLM loss (1).
+    rtd_weight: lambda_1 (5).
+    mws_weight: lambda_2 (2).
+
+  Metrics: ELECTRA's (masked_lm_accuracy, sampled_token_correct_rate, disc_accuracy,
+  disc_precision, disc_recall, disc_auc) plus mws_accuracy (the original picked from its
+  candidate set). Reported losses: total_loss, masked_lm_loss, disc_loss, mws_loss.
+  """
+
+  def __init__(self, encoder: EncoderConfig, data: PretrainingData, seed: int = 0,
+               generator_depth_multiplier: float = 0.5,
+               num_shared_generator_layers: Optional[int] = None,
+               num_task_specific_layers: int = 1, num_negatives: int = 5,
+               negative_strategy: str = "sampled", mlm_weight: float = 1.0,
+               rtd_weight: float = 5.0, mws_weight: float = 2.0):
+    super().__init__(encoder=encoder, data=data, seed=seed, mlm_weight=mlm_weight,
+                     rtd_weight=rtd_weight)
+    self.generator_depth_multiplier = generator_depth_multiplier
+    self.num_shared_generator_layers = num_shared_generator_layers
+    self.num_task_specific_layers = num_task_specific_layers
+    self.num_negatives = num_negatives
+    self.negative_strategy = negative_strategy
+    self.mws_weight = mws_weight
+
+  def build_model(self) -> tf_keras.Model:
+    return TeamsPretrainer(
+        self.encoder_config, generator_depth_multiplier=self.generator_depth_multiplier,
+        num_shared_generator_layers=self.num_shared_generator_layers,
+        num_task_specific_layers=self.num_task_specific_layers,
+        num_negatives=self.num_negatives, negative_strategy=self.negative_strategy,
+        name="teams_pretrainer")
+
+  def build_metrics(self) -> Dict[str, tf_keras.metrics.Metric]:
+    return dict(super().build_metrics(),
+                mws_accuracy=tf_keras.metrics.SparseCategoricalAccuracy("mws_accuracy"))
+
+  def compute_losses(self, batch, outputs) -> StepResult:
+    electra = super().compute_losses(batch, outputs)
+    mws_loss = masked_lm_loss(outputs["mws_logits"], outputs["mws_labels"],
+                              batch["masked_lm_weights"])
+    total_loss = electra.total_loss + self.mws_weight * mws_loss
+    metric_updates = dict(
+        electra.metric_updates,
+        mws_accuracy=dict(y_true=outputs["mws_labels"], y_pred=outputs["mws_logits"],
+                          sample_weight=batch["masked_lm_weights"]))
+    return StepResult(total_loss=total_loss,
+                      losses=dict(electra.losses, total_loss=total_loss, mws_loss=mws_loss),
+                      metric_updates=metric_updates)

@@ -1,0 +1,115 @@
+import numpy as np
+import pytest
+import tensorflow as tf
+
+from modeling.electra_hp import ElectraHpPretrainer, hardness_feedback
+from modeling.encoder_config import encoder_config
+from modeling.losses import replaced_token_detection_loss, weighted_mean
+from tests.modeling.test_teams import _ids, _inputs
+
+VOCAB = 60
+
+
+def _model(method):
+  return ElectraHpPretrainer(encoder_config("tiny", vocab_size=VOCAB), hardness_method=method,
+                             generator_width_multiplier=0.5)
+
+
+def _groups(model):
+  embedding_ids = _ids(model.encoder.embedding_network.weights)
+
+  def own(layer):
+    return [v for v in layer.trainable_weights if id(v) not in embedding_ids]
+
+  return dict(embeddings=model.encoder.embedding_network.trainable_weights,
+              generator_body=own(model.generator),
+              generator_mlm_head=own(model.generator_mlm_head),
+              sampling_head=own(model.sampling_head),
+              discriminator_body=own(model.encoder),
+              rtd_head=own(model.rtd_head))
+
+
+def _reached(tape, loss, groups):
+  reached = set()
+  for name, variables in groups.items():
+    grads = tape.gradient(loss, variables)
+    if any(g is not None and float(tf.reduce_sum(tf.abs(tf.convert_to_tensor(g)))) > 0
+           for g in grads):
+      reached.add(name)
+  return reached
+
+
+@pytest.mark.parametrize("method", ["hp_loss", "hp_dist"])
+def test_gradient_routing(method):
+  model = _model(method)
+  inputs = _inputs()
+  with tf.GradientTape(persistent=True) as tape:
+    outputs = model(inputs, training=True)
+    feedback = hardness_feedback(model.hardness_method, inputs, outputs)
+    head_loss = weighted_mean(feedback["sampling_head_losses"], inputs["masked_lm_weights"])
+    rtd_loss = replaced_token_detection_loss(outputs["rtd_logits"], outputs["rtd_labels"],
+                                             inputs["input_mask"])
+  groups = _groups(model)
+  # The sampling head's loss trains the head and what it shares (generator body, embeddings),
+  # never the discriminator nor the MLM head.
+  assert _reached(tape, head_loss, groups) == {"embeddings", "generator_body",
+                                               "sampling_head"}
+  # The RTD loss reaches the generator side only through the tied embeddings.
+  assert _reached(tape, rtd_loss, groups) == {"embeddings", "discriminator_body", "rtd_head"}
+
+
+def test_sampling_head_shares_generator_body_and_embedding_table():
+  model = _model("hp_loss")
+  inputs = _inputs()
+  outputs = model(inputs, training=False)
+  assert model.sampling_head.embedding_network is model.encoder.embedding_network
+  generator_output = model.generator(
+      {k: inputs[k] for k in ("input_word_ids", "input_mask", "input_type_ids")},
+      training=False)["sequence_output"]
+  np.testing.assert_allclose(
+      outputs["sampling_logits"],
+      model.sampling_head(generator_output, inputs["masked_lm_positions"]), atol=1e-5)
+  assert outputs["sampling_logits"].shape == (2, 3, VOCAB)
+
+
+def test_hp_loss_distribution_and_feedback_values():
+  model = _model("hp_loss")
+  inputs = _inputs()
+  outputs = model(inputs, training=False)
+  p_g = tf.nn.softmax(outputs["mlm_logits"]).numpy()
+  z = outputs["sampling_logits"].numpy()
+  originals = inputs["masked_lm_ids"].numpy()
+  is_original = np.arange(VOCAB)[None, None, :] == originals[..., None]
+  estimated_loss = np.log1p(np.exp(np.where(is_original, -z, z)))
+  expected = p_g * estimated_loss
+  expected /= expected.sum(-1, keepdims=True)
+  np.testing.assert_allclose(np.exp(outputs["sampling_log_probs"]), expected, rtol=1e-4)
+
+  feedback = hardness_feedback(model.hardness_method, inputs, outputs)
+  sampled = outputs["sampled_ids"].numpy()
+  positions = inputs["masked_lm_positions"].numpy()
+  for b in range(2):
+    for p in range(3):
+      rtd_logit = outputs["rtd_logits"].numpy()[b, positions[b, p]]
+      label = outputs["rtd_labels"].numpy()[b, positions[b, p]]
+      d_actual = 1 / (1 + np.exp(rtd_logit))
+      d_hat = 1 / (1 + np.exp(-z[b, p, sampled[b, p]]))
+      np.testing.assert_allclose(feedback["sampling_head_losses"][b, p],
+                                 (d_hat - d_actual) ** 2, rtol=1e-4, atol=1e-7)
+      actual_loss = -np.log(1 - d_actual) if label else -np.log(d_actual)
+      np.testing.assert_allclose(feedback["discriminator_losses"][b, p], actual_loss,
+                                 rtol=1e-4)
+      np.testing.assert_allclose(feedback["estimated_discriminator_losses"][b, p],
+                                 estimated_loss[b, p, sampled[b, p]], rtol=1e-4)
+
+
+def test_hp_dist_samples_from_the_head_softmax():
+  model = _model("hp_dist")
+  outputs = model(_inputs(), training=False)
+  np.testing.assert_allclose(np.exp(outputs["sampling_log_probs"]),
+                             tf.nn.softmax(outputs["sampling_logits"]), rtol=1e-5)
+
+
+def test_rejects_unknown_method():
+  with pytest.raises(ValueError):
+    _model("hp_both")

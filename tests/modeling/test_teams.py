@@ -1,0 +1,171 @@
+import numpy as np
+import pytest
+import tensorflow as tf
+
+from modeling.encoder_config import encoder_config
+from modeling.losses import masked_lm_loss, replaced_token_detection_loss
+from modeling.teams import TeamsPretrainer
+from tests.modeling.helpers import tiny_inputs
+
+VOCAB = 60
+
+
+def _config(num_layers=4):
+  return encoder_config("tiny", vocab_size=VOCAB, overrides={"num_layers": num_layers})
+
+
+def _inputs(batch=2, seq=8, seed=0):
+  inputs = tiny_inputs(batch=batch, seq=seq, vocab=VOCAB, seed=seed)
+  positions = tf.constant([[1, 3, 0], [2, 5, 6]][:batch])
+  inputs.update(
+      masked_lm_positions=positions,
+      masked_lm_ids=tf.gather(inputs["input_word_ids"], positions, batch_dims=1),
+      masked_lm_weights=tf.constant([[1.0, 1.0, 0.0], [1.0, 1.0, 1.0]][:batch]),
+      sampling_seeds=tf.constant([[7, 0], [7, 1]][:batch]))
+  return inputs
+
+
+def _ids(variables):
+  return {id(v) for v in variables}
+
+
+def test_architecture_partial_sharing_and_plain_exported_encoder():
+  model = TeamsPretrainer(_config(num_layers=4))
+  model(_inputs())
+  encoder, generator = model.encoder, model.generator
+  assert len(encoder.transformer_layers) == 4 and len(generator.transformer_layers) == 2
+  assert generator.config.hidden_size == encoder.config.hidden_size
+  # Bottom half of the generator (1 of 2 layers) is the discriminator's bottom layer.
+  assert generator.transformer_layers[0] is encoder.transformer_layers[0]
+  assert not _ids(generator.transformer_layers[1].weights) & _ids(encoder.weights)
+  assert generator.embedding_network is encoder.embedding_network
+  # The RTD branch has its own layer; no encoder weight lives in it.
+  assert len(model.rtd_head.transformer_layers) == 1
+  assert not _ids(model.rtd_head.weights) & _ids(encoder.weights)
+
+
+@pytest.mark.parametrize("num_task_layers", [1, 2])
+def test_rtd_branch_reads_layer_l_minus_k_and_mws_branch_is_the_encoder_output(
+    num_task_layers):
+  model = TeamsPretrainer(_config(num_layers=4), num_task_specific_layers=num_task_layers)
+  inputs = _inputs()
+  outputs = model(inputs, training=False)
+  disc_inputs = dict(input_word_ids=outputs["corrupted_word_ids"],
+                     input_mask=inputs["input_mask"], input_type_ids=inputs["input_type_ids"])
+  encoded = model.encoder(disc_inputs, training=False)
+  branch_input = encoded["encoder_outputs"][4 - num_task_layers - 1]
+  np.testing.assert_allclose(outputs["rtd_logits"],
+                             model.rtd_head(branch_input, inputs["input_mask"]), atol=1e-5)
+  full_logits = model.mws_head(encoded["sequence_output"], inputs["masked_lm_positions"])
+  np.testing.assert_allclose(
+      outputs["mws_logits"],
+      tf.gather(full_logits, outputs["candidate_ids"], batch_dims=2), atol=1e-5)
+
+
+def test_candidate_sets_and_labels_on_a_hand_built_batch():
+  model = TeamsPretrainer(_config(), num_negatives=5)
+  inputs = _inputs()
+  outputs = model(inputs, training=False)
+  candidates = outputs["candidate_ids"].numpy()
+  labels = outputs["mws_labels"].numpy()
+  originals = inputs["masked_lm_ids"].numpy()
+  assert candidates.shape == (2, 3, 6) and outputs["mws_logits"].shape == (2, 3, 6)
+  for b in range(2):
+    for p in range(3):
+      row = list(candidates[b, p])
+      assert row.count(originals[b, p]) == 1 and row[labels[b, p]] == originals[b, p]
+      negatives = [c for c in row if c != originals[b, p]]
+      assert len(negatives) == 5 and len(set(negatives)) == 5
+  # Replacements: written at real masked positions only, labels where they differ.
+  corrupted = outputs["corrupted_word_ids"].numpy()
+  sampled = outputs["sampled_ids"].numpy()
+  assert corrupted[1, 6] == sampled[1, 2]
+  assert corrupted[0, 0] == inputs["input_word_ids"].numpy()[0, 0]  # weight-0 entry
+  expected_labels = np.zeros_like(corrupted)
+  for b, p in [(0, 0), (0, 1), (1, 0), (1, 1), (1, 2)]:
+    position = inputs["masked_lm_positions"].numpy()[b, p]
+    expected_labels[b, position] = int(sampled[b, p] != originals[b, p])
+  np.testing.assert_array_equal(outputs["rtd_labels"], expected_labels)
+
+
+def test_hardest_negatives_are_the_top_k_non_original_generator_tokens():
+  model = TeamsPretrainer(_config(), num_negatives=3, negative_strategy="hardest")
+  inputs = _inputs()
+  outputs = model(inputs, training=False)
+  logits = outputs["mlm_logits"].numpy()
+  originals = inputs["masked_lm_ids"].numpy()
+  for b in range(2):
+    for p in range(3):
+      ranked = [v for v in np.argsort(-logits[b, p]) if v != originals[b, p]][:3]
+      assert set(outputs["candidate_ids"].numpy()[b, p]) == set(ranked) | {originals[b, p]}
+
+
+def test_label_position_varies_across_positions_and_seeds():
+  model = TeamsPretrainer(_config())
+  labels = []
+  for seed in range(6):
+    inputs = _inputs()
+    inputs["sampling_seeds"] = tf.constant([[seed, 0], [seed, 1]])
+    labels.append(model(inputs, training=False)["mws_labels"].numpy().ravel())
+  assert len(set(np.concatenate(labels))) >= 4
+
+
+def test_gradient_routing_of_the_three_losses():
+  model = TeamsPretrainer(_config(num_layers=4))
+  inputs = _inputs()
+  with tf.GradientTape(persistent=True) as tape:
+    outputs = model(inputs, training=True)
+    weights = inputs["masked_lm_weights"]
+    losses = dict(
+        mlm=masked_lm_loss(outputs["mlm_logits"], inputs["masked_lm_ids"], weights),
+        rtd=replaced_token_detection_loss(outputs["rtd_logits"], outputs["rtd_labels"],
+                                          inputs["input_mask"]),
+        mws=masked_lm_loss(outputs["mws_logits"], outputs["mws_labels"], weights))
+  encoder = model.encoder
+  embedding_ids = _ids(encoder.embedding_network.weights)
+
+  def own(layer):  # a head's weights without the tied embedding tables it holds
+    return [v for v in layer.trainable_weights if id(v) not in embedding_ids]
+
+  groups = dict(
+      embeddings=encoder.embedding_network.trainable_weights,
+      shared_bottom_layer=encoder.transformer_layers[0].trainable_weights,
+      disc_middle_layers=(encoder.transformer_layers[1].trainable_weights +
+                          encoder.transformer_layers[2].trainable_weights),
+      mws_branch_layer=encoder.transformer_layers[3].trainable_weights,
+      generator_own_layer=model.generator.transformer_layers[1].trainable_weights,
+      generator_mlm_head=own(model.generator_mlm_head),
+      rtd_head=own(model.rtd_head),
+      mws_head=own(model.mws_head))
+  expected = dict(
+      mlm={"embeddings", "shared_bottom_layer", "generator_own_layer", "generator_mlm_head"},
+      rtd={"embeddings", "shared_bottom_layer", "disc_middle_layers", "rtd_head"},
+      mws={"embeddings", "shared_bottom_layer", "disc_middle_layers", "mws_branch_layer",
+           "mws_head"})
+  for loss_name, loss in losses.items():
+    reached = set()
+    for group_name, variables in groups.items():
+      grads = tape.gradient(loss, variables)
+      if any(g is not None and float(tf.reduce_sum(tf.abs(tf.convert_to_tensor(g)))) > 0
+             for g in grads):
+        reached.add(group_name)
+    assert reached == expected[loss_name], loss_name
+
+
+def test_rejects_bad_settings():
+  with pytest.raises(ValueError):
+    TeamsPretrainer(_config(), negative_strategy="random")
+  with pytest.raises(ValueError):
+    TeamsPretrainer(_config(num_layers=2), num_task_specific_layers=3)
+
+
+def test_fold_in_seeds_gives_distinct_reproducible_streams_per_example():
+  from modeling.sampling import fold_in_seeds, gumbel_noise
+  seeds = tf.constant([[5, 0], [5, 1]])
+  first, second = fold_in_seeds(seeds, 1), fold_in_seeds(seeds, 2)
+  np.testing.assert_array_equal(first, fold_in_seeds(seeds, 1))
+  noise = [gumbel_noise(s, [4]).numpy() for s in (seeds, first, second)]
+  for a in range(3):
+    assert not np.allclose(noise[a][0], noise[a][1])  # examples differ
+    for b in range(a + 1, 3):
+      assert not np.allclose(noise[a], noise[b])  # streams differ

@@ -1,0 +1,49 @@
+import numpy as np
+import pytest
+import tensorflow as tf
+
+from tasks.electra_hp_pretraining import ElectraHpPretrainingTask
+from tasks.electra_hp_pretraining import max_probability_bin_names
+from tests.tasks.objective_helpers import run_steps, tiny_batch, tiny_data, tiny_encoder
+
+
+def _task(method, **kwargs):
+  return ElectraHpPretrainingTask(tiny_encoder(), tiny_data(), seed=1,
+                                  hardness_method=method, generator_width_multiplier=0.5,
+                                  **kwargs)
+
+
+@pytest.mark.parametrize("method,head_weight", [("hp_loss", 5.0), ("hp_dist", 1.0)])
+def test_paper_weights_and_total_loss(method, head_weight):
+  task = _task(method)
+  assert (task.sampling_head_weight, task.rtd_weight, task.focal_gamma) == (
+      head_weight, 50.0, 1.0)
+  model = task.build_model()
+  batch = tiny_batch()
+  outputs = model(task.model_inputs(batch, tf.constant(0), training=True), training=False)
+  result = task.compute_losses(batch, outputs)
+  losses = result.losses
+  np.testing.assert_allclose(
+      result.total_loss, losses["focal_mlm_loss"] + head_weight *
+      losses["sampling_head_loss"] + 50.0 * losses["disc_loss"], rtol=1e-6)
+  # gamma = 1 down-weights every position, so focal < cross-entropy.
+  assert float(losses["focal_mlm_loss"]) < float(losses["masked_lm_loss"])
+  assert set(result.metric_updates) == set(task.build_metrics())
+
+
+@pytest.mark.parametrize("method", ["hp_loss", "hp_dist"])
+def test_loss_falls_and_metrics_are_reported(method):
+  _, history, metrics = run_steps(_task(method), num_steps=20)
+  first = np.mean([h["total_loss"] for h in history[:4]])
+  last = np.mean([h["total_loss"] for h in history[-4:]])
+  assert last < 0.8 * first, (first, last)
+  bins = [metrics[name] for name in max_probability_bin_names()]
+  np.testing.assert_allclose(sum(bins), 1.0, atol=1e-5)
+  assert 0.0 <= metrics["disc_accuracy_masked"] <= 1.0
+  assert 0.0 < metrics["max_sampling_prob_mean"] <= 1.0
+  if method == "hp_loss":
+    for name in ("estimated_loss_correlation", "estimated_loss_correlation_original",
+                 "estimated_loss_correlation_replaced"):
+      assert -1.0 <= metrics[name] <= 1.0
+    # The head learns to predict the discriminator: its estimate correlates with L_D.
+    assert metrics["estimated_loss_correlation"] > 0.0

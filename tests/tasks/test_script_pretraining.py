@@ -1,0 +1,27 @@
+import numpy as np
+import tensorflow as tf
+
+from tasks.script_pretraining import ScriptPretrainingTask
+from tests.tasks.objective_helpers import run_steps, tiny_batch, tiny_data, tiny_encoder
+
+
+def test_total_is_mlm_plus_fifty_disc():
+  task = ScriptPretrainingTask(tiny_encoder(), tiny_data(), seed=1)
+  model = task.build_model()
+  batch = tiny_batch()
+  outputs = model(task.model_inputs(batch, tf.constant(0), training=True), training=False)
+  result = task.compute_losses(batch, outputs)
+  np.testing.assert_allclose(
+      result.total_loss,
+      result.losses["masked_lm_loss"] + 50.0 * result.losses["disc_loss"], rtol=1e-6)
+
+
+def test_both_losses_fall_over_a_short_run():
+  task = ScriptPretrainingTask(tiny_encoder(), tiny_data(), seed=1)
+  model, history, _ = run_steps(task, num_steps=25)
+  first = np.mean([h["total_loss"] for h in history[:4]])
+  last = np.mean([h["total_loss"] for h in history[-4:]])
+  assert last < 0.9 * first, (first, last)
+  for name in ("masked_lm_loss", "disc_loss"):
+    assert np.mean([h[name] for h in history[-4:]]) < np.mean([h[name] for h in history[:4]])
+  assert np.isfinite(model.pseudo_log_likelihood(tiny_batch()).numpy()).all()
