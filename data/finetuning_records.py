@@ -40,34 +40,51 @@ def _decode(record, spec):
           for name, value in example.items()}
 
 
-def load_dataset(file_pattern: str, spec: Dict[str, tf.io.FixedLenFeature], batch_size: int,
-                 is_training: bool, seed: Optional[int] = None,
-                 input_context: Optional[tf.distribute.InputContext] = None) -> tf.data.Dataset:
-  """Batches of parsed records.
+def read_records(file_pattern: str, spec: Dict[str, tf.io.FixedLenFeature]) -> tf.data.Dataset:
+  """Parsed records, unbatched, in file order (files sorted by name).
 
   Args:
     file_pattern: glob of TFRecord files.
     spec: the tf.io parse spec (from glue_features / squad_features `feature_spec`).
-    batch_size: global batch size (divided by the number of replicas when input_context is
-      given).
-    is_training: shuffle, repeat forever and drop the last partial batch; otherwise one pass
-      in file order, keeping the last partial batch.
-    seed: shuffle seed.
-    input_context: tf.distribute input context; each input pipeline reads a shard of the files
-      when there are enough files, else a shard of the records.
 
   Returns:
-    A dataset of dicts of [batch, ...] tensors.
+    A dataset of dicts: encoder inputs renamed (`input_word_ids`, `input_type_ids`), int64
+    features cast to int32.
   """
   files = tf.io.gfile.glob(file_pattern)
   if not files:
     raise ValueError(f"No files match {file_pattern!r}")
-  dataset = tf.data.TFRecordDataset(sorted(files))
+  return tf.data.TFRecordDataset(sorted(files)).map(
+      lambda record: _decode(record, spec), num_parallel_calls=tf.data.AUTOTUNE,
+      deterministic=True)
+
+
+def batch_for_replicas(dataset: tf.data.Dataset, batch_size: int, is_training: bool,
+                       seed: Optional[int] = None,
+                       input_context: Optional[tf.distribute.InputContext] = None
+                       ) -> tf.data.Dataset:
+  """Shards, shuffles and batches an unbatched dataset.
+
+  Args:
+    dataset: unbatched examples.
+    batch_size: global batch size (divided by the number of replicas when input_context is
+      given; each input pipeline then reads its shard of the examples).
+    is_training: shuffle, repeat forever and drop the last partial batch; otherwise one pass
+      in order, keeping the last partial batch.
+    seed: shuffle seed.
+    input_context: tf.distribute input context, or None.
+  """
   if input_context is not None:
     batch_size = input_context.get_per_replica_batch_size(batch_size)
     dataset = dataset.shard(input_context.num_input_pipelines, input_context.input_pipeline_id)
   if is_training:
     dataset = dataset.shuffle(10000, seed=seed, reshuffle_each_iteration=True).repeat()
-  dataset = dataset.map(lambda record: _decode(record, spec),
-                        num_parallel_calls=tf.data.AUTOTUNE)
   return dataset.batch(batch_size, drop_remainder=is_training).prefetch(tf.data.AUTOTUNE)
+
+
+def load_dataset(file_pattern: str, spec: Dict[str, tf.io.FixedLenFeature], batch_size: int,
+                 is_training: bool, seed: Optional[int] = None,
+                 input_context: Optional[tf.distribute.InputContext] = None) -> tf.data.Dataset:
+  """Batches of parsed records: `read_records` then `batch_for_replicas`."""
+  return batch_for_replicas(read_records(file_pattern, spec), batch_size, is_training, seed,
+                            input_context)

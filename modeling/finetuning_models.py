@@ -39,9 +39,10 @@ class QuestionAnsweringModel(tf_keras.Model):
     head: a JointSpanHead.
 
   Call inputs: dict `input_word_ids`, `input_mask`, `input_type_ids`, `paragraph_mask`
-    int32 [batch, seq]; with `start_positions` int32 [batch] the end logits are conditioned
-    on those (training), without it the head runs its beam search (inference).
-  Call output: the head's dict (see JointSpanHead).
+    int32 [batch, seq], and `start_positions` int32 [batch] (gold starts; required in
+    training, optional otherwise).
+  Call output: the head's dict (see JointSpanHead): gold-start logits when start_positions
+    are given, the beam search when not training.
   """
 
   def __init__(self, encoder: TransformerEncoder, head: JointSpanHead, **kwargs):
@@ -52,4 +53,4 @@ class QuestionAnsweringModel(tf_keras.Model):
   def call(self, inputs, training=None):
     sequence_output = self.encoder(inputs, training=training)["sequence_output"]
     return self.head(sequence_output, inputs["paragraph_mask"],
-                     start_positions=inputs.get("start_positions"))
+                     start_positions=inputs.get("start_positions"), training=training)

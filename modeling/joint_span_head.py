@@ -38,14 +38,17 @@ class JointSpanHead(tf_keras.layers.Layer):
   Call inputs:
     sequence_output: [batch, seq, hidden], [CLS] at position 0.
     paragraph_mask: int [batch, seq], 1 where a span may start or end (paragraph and [CLS]).
-    start_positions: int [batch] gold starts, or None for beam search.
+    start_positions: int [batch] gold starts (required in training; in evaluation they give
+      the loss's end logits too).
+    training: True runs only the gold-start path; otherwise the beam search runs.
 
   Call outputs (float32 logits, int32 indices), a dict:
-    with start_positions: `start_logits` [batch, seq], `end_logits` [batch, seq] (given the
-      gold start), both -1e9 outside the mask;
-    without: `start_top_log_probs`, `start_top_index` [batch, beam]; `end_top_log_probs`,
-      `end_top_index` [batch, beam, beam] (row i: the ends of start i);
-    both, when with_answerability: `answerability_logits` [batch].
+    `start_logits` [batch, seq], -1e9 outside the mask;
+    with start_positions: `end_logits` [batch, seq] given the gold start, -1e9 outside the
+      mask;
+    when not training: `start_top_log_probs`, `start_top_index` [batch, beam];
+      `end_top_log_probs`, `end_top_index` [batch, beam, beam] (row i: the ends of start i);
+    with_answerability: `answerability_logits` [batch].
   """
 
   def __init__(self, inner_size: int = 512, beam_size: int = 20,
@@ -75,18 +78,20 @@ class JointSpanHead(tf_keras.layers.Layer):
     hidden = tf_keras.activations.gelu(token_part + start_part)
     return tf.squeeze(self.end_logit(hidden), -1) + _MASKED_LOGIT * (1.0 - mask)
 
-  def call(self, sequence_output, paragraph_mask,
-           start_positions: Optional[tf.Tensor] = None) -> Dict[str, tf.Tensor]:
+  def call(self, sequence_output, paragraph_mask, start_positions: Optional[tf.Tensor] = None,
+           training=None) -> Dict[str, tf.Tensor]:
+    if training and start_positions is None:
+      raise ValueError("JointSpanHead needs the gold start_positions in training")
     hidden = tf.cast(sequence_output, tf.float32)
     mask = tf.cast(paragraph_mask, tf.float32)
     start_logits = tf.squeeze(self.start_logit(hidden), -1) + _MASKED_LOGIT * (1.0 - mask)
     token_part = self.end_hidden_token(hidden)
+    outputs = dict(start_logits=start_logits)
 
     if start_positions is not None:
       start_vectors = tf.gather(hidden, tf.cast(start_positions, tf.int32), batch_dims=1)
-      outputs = dict(start_logits=start_logits,
-                     end_logits=self._end_logits(token_part, start_vectors, mask))
-    else:
+      outputs["end_logits"] = self._end_logits(token_part, start_vectors, mask)
+    if not training:
       beam = min(self.beam_size, hidden.shape[1]) if hidden.shape[1] else self.beam_size
       start_top_log_probs, start_top_index = tf.math.top_k(
           tf.nn.log_softmax(start_logits), k=beam)
@@ -94,7 +99,7 @@ class JointSpanHead(tf_keras.layers.Layer):
       end_logits = self._end_logits(token_part[:, tf.newaxis], start_vectors,
                                     mask[:, tf.newaxis])  # [b, beam, seq]
       end_top_log_probs, end_top_index = tf.math.top_k(tf.nn.log_softmax(end_logits), k=beam)
-      outputs = dict(start_top_log_probs=start_top_log_probs, start_top_index=start_top_index,
+      outputs.update(start_top_log_probs=start_top_log_probs, start_top_index=start_top_index,
                      end_top_log_probs=end_top_log_probs, end_top_index=end_top_index)
 
     if self.with_answerability:

@@ -18,9 +18,11 @@ import tensorflow as tf
 
 from data.squad_reader import SquadExample
 
-# Window arrays the post-processing reads (W windows, S positions, beam k).
-WINDOW_KEYS = ("example_index", "token_char_starts", "token_char_ends", "token_is_max_context",
-               "start_top_log_probs", "start_top_index", "end_top_log_probs", "end_top_index")
+# What post-processing reads of each window (W windows, S positions, beam k): from the
+# records (data/squad_features.py) and from the span head's beam search.
+WINDOW_FEATURES = ("example_index", "token_char_starts", "token_char_ends",
+                   "token_is_max_context")
+BEAM_OUTPUTS = ("start_top_log_probs", "start_top_index", "end_top_log_probs", "end_top_index")
 
 
 def _softmax(scores: Sequence[float]) -> List[float]:
@@ -53,8 +55,8 @@ def postprocess(examples: Sequence[SquadExample], windows: Mapping[str, np.ndarr
 
   Args:
     examples: the examples the windows were made from (`example_index` indexes them).
-    windows: numpy arrays with one row per window: the WINDOW_KEYS (from the records and the
-      head's beam outputs) and, for SQuAD 2.0, `answerability_logits` [W].
+    windows: numpy arrays with one row per window: WINDOW_FEATURES, BEAM_OUTPUTS and, for
+      SQuAD 2.0, `answerability_logits` [W].
     n_best_size: answers kept per question.
     max_answer_length: longest answer, in word pieces.
 

@@ -2,6 +2,7 @@
 import math
 
 import numpy as np
+import pytest
 import tensorflow as tf
 
 from modeling.joint_span_head import JointSpanHead
@@ -31,7 +32,8 @@ def test_end_logits_are_a_dense_on_token_and_gold_start_concatenated():
   sequence, mask = _inputs()
   head = JointSpanHead(inner_size=5, beam_size=3)
   starts = tf.constant([4, 2])
-  out = head(sequence, mask, start_positions=starts)
+  out = head(sequence, mask, start_positions=starts, training=True)
+  assert "start_top_index" not in out
   x = sequence.numpy()
   w = {v.name: v.numpy() for v in head.weights}
   kernel_token = next(v for k, v in w.items() if "token/kernel" in k)
@@ -57,7 +59,7 @@ def test_beam_extends_each_top_start_with_its_top_ends():
   beam = head(sequence, mask)
   assert beam["start_top_index"].shape == (2, 3)
   assert beam["end_top_index"].shape == (2, 3, 3)
-  teacher = head(sequence, mask, start_positions=tf.constant([0, 0]))
+  teacher = head(sequence, mask, start_positions=tf.constant([0, 0]), training=True)
   start_log_probs = _log_softmax(teacher["start_logits"].numpy())
   for b in range(2):
     order = np.argsort(-start_log_probs[b])[:3]
@@ -67,7 +69,7 @@ def test_beam_extends_each_top_start_with_its_top_ends():
     for i, start in enumerate(order):
       starts = tf.constant([start, start])
       end_log_probs = _log_softmax(
-          head(sequence, mask, start_positions=starts)["end_logits"].numpy()[b])
+          head(sequence, mask, start_positions=starts, training=True)["end_logits"].numpy()[b])
       end_order = np.argsort(-end_log_probs)[:3]
       np.testing.assert_array_equal(beam["end_top_index"].numpy()[b, i], end_order)
       np.testing.assert_allclose(beam["end_top_log_probs"].numpy()[b, i],
@@ -80,7 +82,7 @@ def test_beam_extends_each_top_start_with_its_top_ends():
 def test_answerability_reads_cls_and_start_weighted_tokens():
   sequence, mask = _inputs()
   head = JointSpanHead(inner_size=4, beam_size=2, with_answerability=True)
-  out = head(sequence, mask, start_positions=tf.constant([3, 2]))
+  out = head(sequence, mask, start_positions=tf.constant([3, 2]), training=True)
   w = {v.name: v.numpy() for v in head.weights}
   kernel_hidden = next(v for k, v in w.items() if "answerability_hidden/kernel" in k)
   bias_hidden = next(v for k, v in w.items() if "answerability_hidden/bias" in k)
@@ -92,8 +94,10 @@ def test_answerability_reads_cls_and_start_weighted_tokens():
   expected = (_gelu(features @ kernel_hidden + bias_hidden) @ kernel_logit + bias_logit)[:, 0]
   np.testing.assert_allclose(out["answerability_logits"].numpy(), expected, rtol=1e-5,
                              atol=1e-6)
-  # Same classifier at inference.
-  beam = head(sequence, mask)
+  # Same classifier in evaluation, where gold starts give end logits and the beam runs too.
+  beam = head(sequence, mask, start_positions=tf.constant([3, 2]), training=False)
+  np.testing.assert_allclose(beam["end_logits"].numpy(), out["end_logits"].numpy(), rtol=1e-6)
+  assert beam["end_top_index"].shape == (2, 2, 2)
   np.testing.assert_allclose(beam["answerability_logits"].numpy(), expected, rtol=1e-5,
                              atol=1e-6)
 
@@ -109,6 +113,12 @@ def test_loss_is_mean_span_cross_entropy_plus_half_answerability_bce():
   del outputs["answerability_logits"]
   loss = joint_span_loss(outputs, tf.constant([1]), tf.constant([1]))
   np.testing.assert_allclose(loss.numpy(), [(-math.log(0.75) - math.log(0.2)) / 2], rtol=1e-6)
+
+
+def test_training_needs_gold_starts():
+  sequence, mask = _inputs()
+  with pytest.raises(ValueError, match="start_positions"):
+    JointSpanHead(inner_size=4, beam_size=2)(sequence, mask, training=True)
 
 
 def test_outputs_are_float32_for_a_float16_encoder_and_config_round_trips():

@@ -39,6 +39,7 @@ def test_models_keep_the_encoder_and_give_task_outputs():
   qa_inputs = dict(inputs, paragraph_mask=inputs["input_type_ids"])
   beam = qa(qa_inputs)
   assert beam["end_top_index"].shape == (2, 2, 2)
-  teacher = qa(dict(qa_inputs, start_positions=tf.constant([4, 5])))
+  teacher = qa(dict(qa_inputs, start_positions=tf.constant([4, 5])), training=True)
+  assert "end_top_index" not in teacher
   assert teacher["end_logits"].shape == (2, 8)
   assert teacher["answerability_logits"].shape == (2,)

@@ -1,0 +1,122 @@
+"""GLUE sentence(-pair) classification and regression (and the derived kjv_books task).
+
+Model: the encoder's [CLS] vector -> dropout -> dense (ELECTRA's head); one output for STS-B.
+Loss: softmax cross-entropy, or mean squared error for STS-B, averaged over the global batch.
+Evaluation: the papers' metrics on every dev split (data/glue_tasks.py, tasks/glue_metrics.py)
+and, when `write_test_predictions`, the leaderboard files of the test splits.
+"""
+from typing import Dict, Mapping, Sequence
+
+import gin
+import numpy as np
+import tensorflow as tf
+import tf_keras
+
+from data import glue_features
+from data.glue_tasks import GLUE_TASKS
+from modeling.encoder_config import EncoderConfig
+from modeling.finetuning_models import SentencePredictionModel
+from modeling.losses import weighted_mean
+from modeling.sentence_prediction_head import SentencePredictionHead
+from modeling.transformer_encoder import TransformerEncoder
+from tasks import glue_metrics
+from tasks.finetuning_task import FinetuningData
+from tasks.finetuning_task import FinetuningTask
+from tasks.glue_submission import write_submission
+from tasks.pretraining_task import StepResult
+
+
+@gin.configurable
+class GlueTask(FinetuningTask):
+  """One GLUE task (cola, sst2, mrpc, stsb, qqp, mnli, qnli, rte, wnli) or kjv_books.
+
+  Args:
+    encoder: the encoder's EncoderConfig.
+    data: a FinetuningData (records from `create_finetuning_data --task=<task_name>`).
+    task_name: the task; must match the records' meta data.
+    seed: seeds the head, dropout and data order.
+    layerwise_lr_decay: see FinetuningTask.
+    electra_off_by_one: see FinetuningTask.
+    predictions_dir: where test predictions go ("" = none).
+    write_test_predictions: also predict the test splits at every evaluation and write the
+      leaderboard files (CoLA.tsv, MNLI-m.tsv, ...) to predictions_dir.
+
+  Metrics (0-100): see tasks/glue_metrics.py; MNLI's carry the split as a suffix
+  (`accuracy_dev_matched`, `accuracy_dev_mismatched`).
+  """
+
+  def __init__(self, encoder: EncoderConfig, data: FinetuningData, task_name: str,
+               seed: int = 0, layerwise_lr_decay: float = 0.8,
+               electra_off_by_one: bool = False, predictions_dir: str = "",
+               write_test_predictions: bool = False):
+    super().__init__(encoder, data, seed=seed, layerwise_lr_decay=layerwise_lr_decay,
+                     electra_off_by_one=electra_off_by_one, predictions_dir=predictions_dir)
+    if task_name not in GLUE_TASKS:
+      raise ValueError(f"Unknown GLUE task {task_name!r}; choose one of {sorted(GLUE_TASKS)}")
+    if self.meta_data["task"] != task_name:
+      raise ValueError(f"{data.data_dir} holds {self.meta_data['task']!r} records, not "
+                       f"{task_name!r}")
+    if write_test_predictions and not predictions_dir:
+      raise ValueError("write_test_predictions needs a predictions_dir")
+    self.spec = GLUE_TASKS[task_name]
+    self.write_test_predictions = write_test_predictions
+
+  def feature_spec(self):
+    return glue_features.feature_spec(self.seq_length, self.spec.is_regression)
+
+  @property
+  def eval_splits(self) -> Sequence[str]:
+    test = self.meta_data["test_splits"] if self.write_test_predictions else []
+    return list(self.meta_data["eval_splits"]) + list(test)
+
+  def labelled_splits(self) -> Sequence[str]:
+    return self.meta_data["eval_splits"]
+
+  def build_model(self) -> tf_keras.Model:
+    config = self.encoder_config
+    head = SentencePredictionHead(self.spec.num_classes, dropout_rate=config.dropout_rate,
+                                  initializer_range=config.initializer_range, name="head")
+    return SentencePredictionModel(TransformerEncoder(config, name="encoder"), head,
+                                   name="sentence_prediction")
+
+  def build_metrics(self) -> Dict[str, tf_keras.metrics.Metric]:
+    if self.spec.is_regression:
+      return {}
+    return dict(accuracy=tf_keras.metrics.SparseCategoricalAccuracy("accuracy"))
+
+  def compute_losses(self, batch: Mapping[str, tf.Tensor],
+                     outputs: tf.Tensor) -> StepResult:
+    # Test rows of an evaluation pass have no label (weight 0); training rows all count.
+    weights = batch.get("label_weight", tf.ones_like(batch["label_ids"], tf.float32))
+    if self.spec.is_regression:
+      per_example = tf.square(outputs - tf.cast(batch["label_ids"], tf.float32))
+      metric_updates = {}
+    else:
+      per_example = tf_keras.losses.sparse_categorical_crossentropy(
+          batch["label_ids"], outputs, from_logits=True)
+      metric_updates = dict(accuracy=dict(y_true=batch["label_ids"], y_pred=outputs,
+                                          sample_weight=weights))
+    loss = weighted_mean(per_example, weights)
+    return StepResult(total_loss=loss, losses=dict(total_loss=loss),
+                      metric_updates=metric_updates)
+
+  def eval_outputs(self, batch, outputs) -> Dict[str, tf.Tensor]:
+    return dict(outputs=outputs, label_ids=batch["label_ids"], example_id=batch["example_id"],
+                split_index=batch["split_index"])
+
+  def evaluate(self, gathered: Mapping[str, np.ndarray]) -> Dict[str, float]:
+    results = {}
+    splits = self.eval_splits
+    labelled = self.labelled_splits()
+    for index, split in enumerate(splits):
+      rows = gathered["split_index"] == index
+      predictions = glue_metrics.predictions_from_outputs(self.spec, gathered["outputs"][rows])
+      if split in labelled:
+        suffix = f"_{split}" if len(labelled) > 1 else ""
+        for name, value in glue_metrics.compute_metrics(
+            self.spec, gathered["label_ids"][rows], predictions).items():
+          results[name + suffix] = value
+      else:
+        write_submission(self.predictions_dir, self.spec, split,
+                         gathered["example_id"][rows], predictions)
+    return results

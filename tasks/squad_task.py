@@ -1,0 +1,127 @@
+"""SQuAD v1.1 / v2.0 with XLNet's joint span head, as ELECTRA fine-tuned it.
+
+Model: the encoder's sequence output -> JointSpanHead (start logits; end logits given the
+start; beam search at inference; answerability classifier for v2.0).
+Loss: (CE(start) + CE(end)) / 2 + 0.5 * BCE(answerability), averaged over the global batch.
+Evaluation: n-best post-processing of the beam, official EM/F1 (0-100; HasAns/NoAns and a
+dev-tuned no-answer threshold for v2.0), and predictions.json / nbest_predictions.json /
+null_odds.json in predictions_dir.
+"""
+import os
+from typing import Dict, Mapping, Optional
+
+import gin
+import numpy as np
+import tensorflow as tf
+import tf_keras
+
+from data import squad_features
+from data import squad_reader
+from data.create_finetuning_data import SQUAD_VERSIONS
+from modeling.encoder_config import EncoderConfig
+from modeling.finetuning_models import QuestionAnsweringModel
+from modeling.joint_span_head import JointSpanHead
+from modeling.joint_span_head import joint_span_loss
+from modeling.losses import weighted_mean
+from modeling.transformer_encoder import TransformerEncoder
+from tasks import squad_postprocess
+from tasks import squad_scoring
+from tasks.finetuning_task import FinetuningData
+from tasks.finetuning_task import FinetuningTask
+from tasks.pretraining_task import StepResult
+
+
+@gin.configurable
+class SquadTask(FinetuningTask):
+  """SQuAD question answering.
+
+  Args:
+    encoder: the encoder's EncoderConfig.
+    data: a FinetuningData (records from `create_finetuning_data --task=squad_v1|squad_v2`).
+    seed: seeds the head, dropout and data order.
+    layerwise_lr_decay: see FinetuningTask.
+    electra_off_by_one: see FinetuningTask.
+    predictions_dir: where the prediction files go ("" = none).
+    head_inner_size: width of the head's hidden layers (ELECTRA: 512).
+    beam_size: starts, and ends per start, kept by the beam search (ELECTRA: 20).
+    answerability_weight: weight of the answerability loss (ELECTRA: 0.5).
+    n_best_size: answers kept per question (ELECTRA: 20).
+    max_answer_length: longest answer in word pieces (ELECTRA: 30).
+    null_threshold: v2.0: answer "" when the null log-odds exceed this; None tunes it on the
+      evaluated set (the dev-set F1 optimum) and reports it as `null_threshold`.
+
+  Metrics (0-100): v1.1 `exact_match`, `f1`; v2.0 `exact`, `f1`, `HasAns_exact`,
+  `HasAns_f1`, `NoAns_exact`, `NoAns_f1`, plus `null_threshold`.
+  """
+
+  def __init__(self, encoder: EncoderConfig, data: FinetuningData, seed: int = 0,
+               layerwise_lr_decay: float = 0.8, electra_off_by_one: bool = False,
+               predictions_dir: str = "", head_inner_size: int = 512, beam_size: int = 20,
+               answerability_weight: float = 0.5, n_best_size: int = 20,
+               max_answer_length: int = 30, null_threshold: Optional[float] = None):
+    super().__init__(encoder, data, seed=seed, layerwise_lr_decay=layerwise_lr_decay,
+                     electra_off_by_one=electra_off_by_one, predictions_dir=predictions_dir)
+    if self.meta_data["task"] not in SQUAD_VERSIONS:
+      raise ValueError(f"{data.data_dir} holds {self.meta_data['task']!r} records, not SQuAD")
+    self.version_2 = self.meta_data["version"] == "v2.0"
+    if null_threshold is not None and not self.version_2:
+      raise ValueError("null_threshold is for SQuAD v2.0")
+    self.head_inner_size = head_inner_size
+    self.beam_size = beam_size
+    self.answerability_weight = answerability_weight
+    self.n_best_size = n_best_size
+    self.max_answer_length = max_answer_length
+    self.null_threshold = null_threshold
+    self._eval_examples = None
+
+  def feature_spec(self):
+    return squad_features.feature_spec(self.seq_length)
+
+  @property
+  def eval_splits(self):
+    return ["dev"]
+
+  @property
+  def eval_examples(self):
+    """The dev examples the dev windows were made from (read once)."""
+    if self._eval_examples is None:
+      self._eval_examples = squad_reader.read_json(
+          os.path.join(self.data.data_dir, self.meta_data["eval_examples_file"]))
+    return self._eval_examples
+
+  def build_model(self) -> tf_keras.Model:
+    config = self.encoder_config
+    head = JointSpanHead(inner_size=self.head_inner_size, beam_size=self.beam_size,
+                         with_answerability=self.version_2,
+                         initializer_range=config.initializer_range, name="head")
+    return QuestionAnsweringModel(TransformerEncoder(config, name="encoder"), head,
+                                  name="question_answering")
+
+  def compute_losses(self, batch: Mapping[str, tf.Tensor],
+                     outputs: Mapping[str, tf.Tensor]) -> StepResult:
+    per_window = joint_span_loss(outputs, batch["start_positions"], batch["end_positions"],
+                                 batch["is_impossible"], self.answerability_weight)
+    loss = weighted_mean(per_window, tf.ones_like(per_window))
+    return StepResult(total_loss=loss, losses=dict(total_loss=loss), metric_updates={})
+
+  def eval_outputs(self, batch, outputs) -> Dict[str, tf.Tensor]:
+    gathered = {key: batch[key] for key in squad_postprocess.WINDOW_FEATURES}
+    gathered.update({key: outputs[key] for key in squad_postprocess.BEAM_OUTPUTS})
+    if self.version_2:
+      gathered["answerability_logits"] = outputs["answerability_logits"]
+    return gathered
+
+  def evaluate(self, gathered: Mapping[str, np.ndarray]) -> Dict[str, float]:
+    examples = self.eval_examples
+    predictions, nbest, null_odds = squad_postprocess.postprocess(
+        examples, gathered, self.n_best_size, self.max_answer_length)
+    if self.version_2:
+      scores = squad_scoring.score_v2(examples, predictions, null_odds, self.null_threshold)
+      predictions = squad_postprocess.apply_null_threshold(predictions, null_odds,
+                                                           scores["null_threshold"])
+    else:
+      scores = squad_scoring.score_v1(examples, predictions)
+    if self.predictions_dir:
+      squad_postprocess.write_prediction_files(self.predictions_dir, predictions, nbest,
+                                               null_odds if self.version_2 else None)
+    return scores
