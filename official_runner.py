@@ -30,7 +30,10 @@ def register_configurables():
   import modeling.encoder_config
   import modeling.transformer_encoder
   import tasks.bert_pretraining
+  import tasks.electra_hp_pretraining
   import tasks.electra_pretraining
+  import tasks.script_pretraining
+  import tasks.teams_pretraining
   import training.experiment
   import training.optimization
 
