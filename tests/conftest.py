@@ -8,6 +8,28 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 import pytest  # noqa: E402
 
 
+def _split_cpu_into_two_logical_devices():
+  """Two logical CPUs, so MirroredStrategy tests run 2 replicas; must precede any TF op."""
+  import tensorflow as tf
+  cpu = tf.config.list_physical_devices("CPU")[0]
+  tf.config.set_logical_device_configuration(
+      cpu, [tf.config.LogicalDeviceConfiguration(), tf.config.LogicalDeviceConfiguration()])
+
+
+_split_cpu_into_two_logical_devices()
+
+
+@pytest.fixture(scope="session")
+def two_replica_strategy():
+  """One MirroredStrategy over the two logical CPUs, shared by every test.
+
+  Share it: each new MirroredStrategy on the same devices restarts its collective keys,
+  and reusing a key with another tensor shape aborts all collectives in the process.
+  """
+  import tensorflow as tf
+  return tf.distribute.MirroredStrategy(["/cpu:0", "/cpu:1"])
+
+
 @pytest.fixture(autouse=True)
 def _clean_gin_and_seed():
   """Every test starts with an empty gin config and the same random seeds."""

@@ -1,8 +1,9 @@
 """Checkpoint helpers: warm start from another run, roll back after a divergence.
 
 A run's checkpoints (written by a tf.train.CheckpointManager in the model dir) hold
-`model` (generator, discriminator, heads), `optimizer` (slots, step, loss scale) and, where
-the strategy allows, `train_iterator` (the input position), so a stopped run resumes exactly.
+`model` (generator, discriminator, heads), `optimizer` (slots, step, loss scale),
+`dropout_rng` (the dropout layers' random-generator states) and, where the strategy allows,
+`train_iterator` (the input position), so a stopped run resumes exactly.
 """
 import os
 import tempfile
@@ -19,6 +20,31 @@ def _model_variable_shapes(checkpoint_path: str) -> Dict[str, List[int]]:
   return {name: shape for name, shape in tf.train.list_variables(checkpoint_path)
           if name.startswith("model/") and name.endswith(_VARIABLE_SUFFIX)
           and ".OPTIMIZER_SLOT" not in name}
+
+
+def dropout_random_generators(model) -> List[tf.random.Generator]:
+  """The tf.random.Generator of every random layer of a built model.
+
+  They exist when `tf_keras.backend.experimental.enable_tf_random_generator()` ran before
+  the model was built. Keras leaves them out of checkpoints (it reads them from its private
+  `_random_generator` attribute); saving them too makes a resumed run draw the same dropout
+  masks as an uninterrupted one.
+  """
+  generators = []
+  for module in model.submodules:
+    generator = getattr(getattr(module, "_random_generator", None), "_generator", None)
+    if isinstance(generator, tf.random.Generator):
+      generators.append(generator)
+  return generators
+
+
+def training_checkpoint(model, optimizer, train_iterator=None) -> tf.train.Checkpoint:
+  """The whole state of a pretraining run (see the module docstring)."""
+  tracked = dict(model=model, optimizer=optimizer,
+                 dropout_rng=dropout_random_generators(model))
+  if train_iterator is not None:
+    tracked["train_iterator"] = train_iterator
+  return tf.train.Checkpoint(**tracked)
 
 
 def resolve_checkpoint_path(path: str) -> str:

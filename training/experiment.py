@@ -17,6 +17,7 @@ from tasks.pretraining_task import PretrainingTask
 from training import distribution
 from training import precision
 from training.checkpoints import Rollback
+from training.checkpoints import training_checkpoint
 from training.checkpoints import warm_start
 from training.export import export_encoder
 from training.optimization import create_optimizer
@@ -124,6 +125,8 @@ def run_experiment(mode: str, model_dir: str, task: PretrainingTask = gin.REQUIR
   precision.set_precision_policy(runtime.precision)
   strategy = distribution.create_strategy(runtime.distribution_strategy, runtime.tpu_address)
   tf_keras.utils.set_random_seed(task.seed)
+  # Dropout draws from tf.random.Generators, whose states the checkpoint saves.
+  tf_keras.backend.experimental.enable_tf_random_generator()
   training = mode in ("train", "train_and_eval")
   evaluating = mode in ("eval", "train_and_eval")
   chief = is_chief(strategy)
@@ -138,19 +141,19 @@ def run_experiment(mode: str, model_dir: str, task: PretrainingTask = gin.REQUIR
           lambda context: task.build_inputs(True, context)))
     eval_dataset = (strategy.distribute_datasets_from_function(
         lambda context: task.build_inputs(False, context)) if evaluating else None)
-    tracked = dict(model=model, optimizer=optimizer)
-    if train_iterator is not None and not isinstance(strategy, tf.distribute.TPUStrategy):
-      tracked["train_iterator"] = train_iterator
-    checkpoint = tf.train.Checkpoint(**tracked)
-    manager = tf.train.CheckpointManager(
-        checkpoint, checkpoint_dir(model_dir, strategy), max_to_keep=config.max_to_keep,
-        step_counter=optimizer.iterations, checkpoint_interval=config.checkpoint_interval)
     trainer = PretrainingTrainer(
         task, model, optimizer, strategy, train_dataset=train_iterator,
         eval_dataset=eval_dataset, gradient_clip_norm=config.gradient_clip_norm,
         jit_compile=runtime.jit_compile,
-        max_consecutive_bad_steps=config.max_consecutive_bad_steps,
-        rollback=Rollback(manager, model, optimizer, strategy))
+        max_consecutive_bad_steps=config.max_consecutive_bad_steps)
+    # TPU input iterators cannot be saved: a resumed TPU run restarts the input stream.
+    saves_iterator = not isinstance(strategy, tf.distribute.TPUStrategy)
+    checkpoint = training_checkpoint(model, optimizer,
+                                     train_iterator if saves_iterator else None)
+    manager = tf.train.CheckpointManager(
+        checkpoint, checkpoint_dir(model_dir, strategy), max_to_keep=config.max_to_keep,
+        step_counter=optimizer.iterations, checkpoint_interval=config.checkpoint_interval)
+    trainer.rollback = Rollback(manager, model, optimizer, strategy)
 
   if training and config.init_checkpoint and manager.latest_checkpoint is None:
     with strategy.scope():

@@ -39,7 +39,10 @@ class ScalarMeans(tf.Module):
     weight = tf.cast(weight, tf.float32)
     for name, total in self.sums.items():
       total.assign_add(tf.where(weight > 0, values[name] * weight, 0.0))
-    self.count.assign_add(weight)
+    # After the values: in a compiled step whose input ran out, the values never come, and
+    # a weight known from static shapes must not be counted either.
+    with tf.control_dependencies(tf.nest.flatten(values)):
+      self.count.assign_add(weight)
 
   def reset(self):
     for total in self.sums.values():
@@ -106,10 +109,16 @@ class PretrainingTrainer(orbit.StandardTrainer, orbit.StandardEvaluator):
           self, eval_dataset, orbit.StandardEvaluatorOptions(use_tf_function=True))
 
   def _build_model(self):
-    """Builds the variables with one eager call; returns the names of the task's losses."""
+    """Creates every variable eagerly; returns the names of the task's losses.
+
+    Model weights come from one call on a dummy batch; optimizer slots are created here too
+    (Keras would create them inside the first compiled step, which a cross-replica
+    conditional update does not allow, and a restore then finds them in place).
+    """
     batch = self.task.dummy_batch()
     outputs = self.model(self.task.model_inputs(batch, tf.constant(0, tf.int64), False),
                          training=False)
+    self.optimizer._create_all_weights(self.model.trainable_variables)  # pylint: disable=protected-access
     return sorted(self.task.compute_losses(batch, outputs).losses)
 
   # ---------------------------------------------------------------- training
@@ -228,8 +237,10 @@ class PretrainingTrainer(orbit.StandardTrainer, orbit.StandardEvaluator):
     first = lambda value: self.strategy.experimental_local_results(value)[0]  # pylint: disable=unnecessary-lambda-assignment
     # Weighted by examples: a last partial (or, in a distributed dataset, empty) batch counts
     # for what it holds.
-    self.eval_losses.add(tf.nest.map_structure(first, losses), weight=first(num_examples))
-    self.eval_batch_number.assign_add(1)
+    losses = tf.nest.map_structure(first, losses)
+    self.eval_losses.add(losses, weight=first(num_examples))
+    with tf.control_dependencies(tf.nest.flatten(losses)):
+      self.eval_batch_number.assign_add(1)
 
   def eval_end(self, *args):
     del args

@@ -1,0 +1,84 @@
+import numpy as np
+import tensorflow as tf
+
+from modeling.bert import BertPretrainer
+from modeling.electra import ElectraPretrainer
+from modeling.encoder_config import encoder_config
+from modeling.losses import masked_lm_loss
+from modeling.losses import replaced_token_detection_loss
+from modeling.sampling import example_seeds
+from tests.training.helpers import pretraining_examples
+
+
+def _inputs(num_examples=4):
+  batch = {name: tf.constant(value) for name, value in pretraining_examples(num_examples).items()}
+  batch["sampling_seeds"] = example_seeds(0, 0, tf.constant(3), tf.range(num_examples))
+  return batch
+
+
+def _electra(**kwargs):
+  return ElectraPretrainer(encoder_config("tiny", vocab_size=60), **kwargs)
+
+
+def test_electra_outputs_and_labels_are_consistent():
+  batch = _inputs()
+  outputs = _electra(generator_width_multiplier=0.5)(batch, training=False)
+  assert outputs["mlm_logits"].shape == (4, 3, 60) and outputs["mlm_logits"].dtype == tf.float32
+  assert outputs["rtd_logits"].shape == (4, 16) and outputs["rtd_logits"].dtype == tf.float32
+  original = batch["input_word_ids"].numpy().copy()
+  for row in range(4):
+    for position, token, weight in zip(batch["masked_lm_positions"][row].numpy(),
+                                       batch["masked_lm_ids"][row].numpy(),
+                                       batch["masked_lm_weights"][row].numpy()):
+      if weight:
+        original[row, position] = token
+  corrupted = outputs["corrupted_word_ids"].numpy()
+  np.testing.assert_array_equal(outputs["rtd_labels"].numpy(), (corrupted != original) * 1)
+
+
+def test_samples_are_a_function_of_the_seeds():
+  model = _electra()
+  batch = _inputs(8)
+  first = model(batch)["sampled_ids"].numpy()
+  np.testing.assert_array_equal(model(batch)["sampled_ids"].numpy(), first)
+  batch["sampling_seeds"] = example_seeds(0, 0, tf.constant(4), tf.range(8))
+  assert not np.array_equal(model(batch)["sampled_ids"].numpy(), first)
+
+
+def test_disallow_correct_never_samples_the_original():
+  batch = _inputs(8)
+  outputs = _electra(disallow_correct=True)(batch)
+  real = batch["masked_lm_weights"].numpy() > 0
+  assert (outputs["sampled_ids"].numpy() != batch["masked_lm_ids"].numpy())[real].all()
+  assert outputs["rtd_labels"].numpy().sum() == real.sum()
+
+
+def test_discriminator_loss_reaches_no_generator_only_weight():
+  model = _electra()
+  batch = _inputs()
+  model(batch)
+  generator_only = [w for w in model.generator.trainable_weights +
+                    model.generator_mlm_head.trainable_weights
+                    if not any(w is v for v in model.encoder.trainable_weights)]
+  shared = model.encoder.embedding_network.trainable_weights
+  assert generator_only and shared
+  with tf.GradientTape(persistent=True) as tape:
+    outputs = model(batch, training=True)
+    disc_loss = replaced_token_detection_loss(outputs["rtd_logits"], outputs["rtd_labels"],
+                                              batch["input_mask"])
+    mlm_loss = masked_lm_loss(outputs["mlm_logits"], batch["masked_lm_ids"],
+                              batch["masked_lm_weights"])
+  disc_grads = tape.gradient(disc_loss, generator_only)
+  assert all(g is None or not np.any(tf.convert_to_tensor(g).numpy()) for g in disc_grads)
+  # ...while it does train the tied embeddings, and the MLM loss trains the generator.
+  shared_grads = tape.gradient(disc_loss, shared)
+  assert any(g is not None and np.any(tf.convert_to_tensor(g).numpy()) for g in shared_grads)
+  mlm_grads = tape.gradient(mlm_loss, generator_only)
+  assert all(g is not None for g in mlm_grads)
+
+
+def test_bert_pretrainer_ties_its_head_to_the_encoder_table():
+  model = BertPretrainer(encoder_config("tiny", vocab_size=60))
+  logits = model(_inputs())["mlm_logits"]
+  assert logits.shape == (4, 3, 60) and logits.dtype == tf.float32
+  assert model.masked_lm_head.embedding_network is model.encoder.embedding_network

@@ -1,0 +1,85 @@
+"""Tiny pretraining batches, tasks and trainers shared by the training and task tests."""
+import numpy as np
+import tensorflow as tf
+
+from modeling.encoder_config import encoder_config
+from tasks.bert_pretraining import BertPretrainingTask
+from tasks.electra_pretraining import ElectraPretrainingTask
+from tasks.pretraining_task import PretrainingData
+from training.optimization import create_optimizer
+from training.trainer import PretrainingTrainer
+
+VOCAB, SEQ, PREDICTIONS, MASK_ID = 60, 16, 3, 4
+
+
+def pretraining_examples(num_examples, seed=0, vocab=VOCAB, seq=SEQ,
+                         predictions=PREDICTIONS):
+  """Masked examples as numpy arrays with the loader's names and dtypes.
+
+  Every other example is padded after 12 tokens and has only 2 real masked positions (its
+  third is padding: position 0, id 0, weight 0). Word ids follow a repeating pattern plus
+  noise, so a model can learn something in a few steps.
+  """
+  rng = np.random.default_rng(seed)
+  starts = rng.integers(0, 7, size=(num_examples, 1))
+  word_ids = 5 + (starts + np.arange(seq)) % 7 + 7 * rng.integers(0, 2, size=(num_examples, seq))
+  word_ids = np.minimum(word_ids, vocab - 1).astype(np.int32)
+  input_mask = np.ones((num_examples, seq), np.int32)
+  positions = np.zeros((num_examples, predictions), np.int32)
+  weights = np.ones((num_examples, predictions), np.float32)
+  for row in range(num_examples):
+    length = seq if row % 2 == 0 else 12
+    input_mask[row, length:] = 0
+    word_ids[row, length:] = 0
+    positions[row] = np.sort(rng.choice(np.arange(1, length), predictions, replace=False))
+    if row % 2:
+      positions[row, -1], weights[row, -1] = 0, 0.0
+  original = np.take_along_axis(word_ids, positions, axis=1) * (weights > 0)
+  masked = word_ids.copy()
+  for row in range(num_examples):
+    for position, weight in zip(positions[row], weights[row]):
+      if weight:
+        masked[row, position] = MASK_ID
+  type_ids = np.zeros((num_examples, seq), np.int32)
+  return dict(input_word_ids=masked, input_mask=input_mask, input_type_ids=type_ids,
+              masked_lm_positions=positions, masked_lm_ids=original.astype(np.int32),
+              masked_lm_weights=weights)
+
+
+def tiny_task(kind="electra", dropout_rate=0.0, batch_size=4, seed=0):
+  """A tiny BERT or ELECTRA task (preset "tiny", vocab 60, seq 16, 3 predictions)."""
+  config = encoder_config("tiny", vocab_size=VOCAB,
+                          overrides=dict(dropout_rate=dropout_rate,
+                                         attention_dropout_rate=dropout_rate))
+  data = PretrainingData(seq_length=SEQ, max_predictions_per_seq=PREDICTIONS,
+                         train_batch_size=batch_size, eval_batch_size=batch_size)
+  if kind == "bert":
+    return BertPretrainingTask(config, data, seed=seed)
+  return ElectraPretrainingTask(config, data, seed=seed, generator_width_multiplier=0.5)
+
+
+def distributed_batches(strategy, examples, global_batch_size, repeat=True):
+  """Like the runner's input: one pipeline per worker, batched per replica."""
+  def dataset_fn(context):
+    dataset = tf.data.Dataset.from_tensor_slices(examples)
+    if repeat:
+      dataset = dataset.repeat()
+    return dataset.batch(context.get_per_replica_batch_size(global_batch_size),
+                         drop_remainder=True)
+  return strategy.distribute_datasets_from_function(dataset_fn)
+
+
+def build_trainer(task, strategy, examples, learning_rate=1e-3, total_steps=1000,
+                  eval_examples=None, **trainer_kwargs):
+  """Model, optimizer (AdamW, no warm-up) and trainer in `strategy`'s scope."""
+  with strategy.scope():
+    model = task.build_model()
+    optimizer = create_optimizer(total_steps, learning_rate=learning_rate, warmup_steps=0)
+    iterator = iter(distributed_batches(strategy, examples, task.data.train_batch_size))
+    eval_dataset = None
+    if eval_examples is not None:
+      eval_dataset = distributed_batches(strategy, eval_examples, task.data.eval_batch_size,
+                                         repeat=False)
+    trainer = PretrainingTrainer(task, model, optimizer, strategy, train_dataset=iterator,
+                                 eval_dataset=eval_dataset, **trainer_kwargs)
+  return trainer, iterator
