@@ -1,0 +1,196 @@
+r"""Text corpus -> sharded pretraining TFRecords with static (or no) masked-LM masking.
+
+  python -m data.create_pretraining_data --input_files='corpus/*.txt' \
+      --vocab_file=vocab.txt --output_dir=OUT --max_seq_length=128 \
+      --max_predictions_per_seq=20 --masked_lm_prob=0.15 --dupe_factor=40 --num_shards=8 \
+      --seed=12345 [--mask_strategy=electra|bert] [--whole_word_mask] [--max_ngram=3] \
+      [--runner=local|beam] [--num_workers=W]
+
+Input: text files, one sentence per line, a blank line between documents. Output in OUT:
+pretrain-XXXXX-of-YYYYY.tfrecord shards (read them with data.pretraining_loader) and
+metadata.json (settings, counts, skipped inputs and why, padding fraction), written last.
+The output depends only on the inputs, the settings and --seed / --num_shards.
+"""
+import json
+import os
+import shlex
+import time
+from typing import Optional, Sequence, Union
+
+from absl import app
+from absl import flags
+from absl import logging
+import tensorflow as tf
+
+from data import local_runner
+from data import masking
+from data import pretraining_metadata
+from data import pretraining_pipeline
+from data import shard_files
+from data import text_reading
+from data import tokenization
+
+
+def run(input_files: Union[str, Sequence[str]], vocab_file: str, output_dir: str, *,
+        max_seq_length: int = 128, max_predictions_per_seq: int = 20,
+        masked_lm_prob: float = 0.15, dupe_factor: int = 40, num_shards: int = 8,
+        seed: int = 12345, mask_strategy: str = "electra", whole_word_mask: bool = False,
+        max_ngram: int = 1, static_masking: bool = True, lower_case: bool = True,
+        strip_accents: Optional[bool] = None, short_seq_prob: float = 0.05,
+        single_segment_prob: float = 0.1,
+        max_line_bytes: int = text_reading.DEFAULT_MAX_LINE_BYTES, runner: str = "local",
+        num_workers: int = 1, beam_pipeline_args: Sequence[str] = ()) -> dict:
+  """Builds pretraining TFRecords from text files.
+
+  Args:
+    input_files: comma-separated globs, or a list of globs; each must match a file.
+    vocab_file: WordPiece vocab with [PAD] [UNK] [CLS] [SEP] [MASK].
+    output_dir: where shards and metadata.json go (a previous run's are replaced).
+    max_seq_length: tokens per example, [CLS]/[SEP] included.
+    max_predictions_per_seq: width of the masked_lm_* features.
+    masked_lm_prob: fraction of maskable tokens masked per example.
+    dupe_factor: masked copies written of each packed example (independent masks).
+    num_shards: output files.
+    seed: seed of every random choice.
+    mask_strategy: "electra" (85% [MASK] / 15% kept) or "bert" (80% / 10% random / 10%).
+    whole_word_mask: mask whole words.
+    max_ngram: mask spans of up to this many whole words (> 1 implies whole words).
+    static_masking: False writes each packed example once, unmasked (input features only),
+      for the dynamic-masking loader; dupe_factor must then be 1.
+    lower_case: lower-case the text.
+    strip_accents: strip accents; None follows lower_case.
+    short_seq_prob: probability of a random shorter target length for an example.
+    single_segment_prob: probability of a single-segment example.
+    max_line_bytes: longer input lines are skipped and counted.
+    runner: "local" (worker processes) or "beam" (Apache Beam pipeline).
+    num_workers: local worker processes (1: in this process, 0: one per ~200 MB of input x
+      dupe_factor, at most one per CPU); for the Beam DirectRunner, its number of workers.
+    beam_pipeline_args: extra Beam options, e.g. ["--runner=DataflowRunner", ...].
+
+  Returns:
+    The metadata written to output_dir/metadata.json.
+
+  Raises:
+    ValueError: bad settings, a vocab without the special tokens, a pattern matching no file,
+      or no usable input at all.
+  """
+  start_time = time.time()
+  settings = pretraining_pipeline.PretrainingDataSettings(
+      vocab_file=vocab_file, output_dir=output_dir, max_seq_length=max_seq_length,
+      max_predictions_per_seq=max_predictions_per_seq, masked_lm_prob=masked_lm_prob,
+      dupe_factor=dupe_factor, num_shards=num_shards, seed=seed, mask_strategy=mask_strategy,
+      whole_word_mask=whole_word_mask, max_ngram=max_ngram, static_masking=static_masking,
+      lower_case=lower_case, strip_accents=strip_accents, short_seq_prob=short_seq_prob,
+      single_segment_prob=single_segment_prob, max_line_bytes=max_line_bytes)
+  settings.validate()
+  if runner not in ("local", "beam"):
+    raise ValueError(f"runner must be 'local' or 'beam', got {runner!r}.")
+  vocab = tokenization.load_vocab(vocab_file)
+  files = text_reading.list_input_files(input_files)
+  chunks, skipped_files = text_reading.plan_chunks(files)
+  for skipped in skipped_files:
+    logging.warning("Skipping %s (%s).", skipped["path"], skipped["reason"])
+  if not chunks:
+    raise ValueError(f"No usable input file among the {len(files)} matched by "
+                     f"{input_files!r}: " +
+                     ", ".join(f"{s['path']} ({s['reason']})" for s in skipped_files))
+  shard_files.prepare_output_dir(output_dir)
+  logging.info("Preprocessing %d files (%d chunks) into %d shards with the %s runner.",
+               len(files) - len(skipped_files), len(chunks), num_shards, runner)
+
+  metadata_path = os.path.join(output_dir, shard_files.METADATA_FILE)
+
+  def finish(counts, shards):
+    metadata = pretraining_metadata.build_metadata(
+        settings, len(vocab), files, skipped_files, counts, shards)
+    shard_files.write_json_atomically(metadata_path, metadata)
+
+  if runner == "local":
+    counts, shards = local_runner.run_local(chunks, settings, num_workers)
+    finish(counts, shards)
+  else:
+    from data import beam_runner  # pylint: disable=g-import-not-at-top
+    pipeline_args = list(beam_pipeline_args)
+    if num_workers > 1 and not any(arg.startswith("--runner") for arg in pipeline_args):
+      pipeline_args += [f"--direct_num_workers={num_workers}",
+                        "--direct_running_mode=multi_processing"]
+    beam_runner.run_beam(chunks, settings, finish, pipeline_args)
+
+  with tf.io.gfile.GFile(metadata_path, "r") as f:
+    metadata = json.load(f)
+  _log_summary(metadata, time.time() - start_time)
+  return metadata
+
+
+def _log_summary(metadata: dict, seconds: float) -> None:
+  counts = metadata["counts"]
+  output_tokens = counts["tokens"] * metadata["settings"]["dupe_factor"]
+  logging.info(
+      "Done in %.1f s: %d documents, %d tokens -> %d packed examples (padding %.2f%%) -> "
+      "%d examples in %d shards; %.0f tokens/s (corpus tokens x dupe_factor / seconds). "
+      "Skipped: %s",
+      seconds, counts["documents"], counts["tokens"], counts["packed_examples"],
+      100 * counts["padding_fraction"], counts["examples"], len(metadata["shards"]),
+      output_tokens / max(seconds, 1e-9),
+      {reason: n for reason, n in metadata["skipped"].items() if n} or "nothing")
+
+
+FLAGS = flags.FLAGS
+
+
+def define_flags():
+  """Defines the command-line flags (absl)."""
+  flags.DEFINE_string("input_files", None, "Comma-separated globs of input text files.")
+  flags.DEFINE_string("vocab_file", None, "WordPiece vocab file.")
+  flags.DEFINE_string("output_dir", None, "Output directory for shards and metadata.json.")
+  flags.DEFINE_integer("max_seq_length", 128, "Tokens per example.")
+  flags.DEFINE_integer("max_predictions_per_seq", 20, "Masked-LM predictions per example.")
+  flags.DEFINE_float("masked_lm_prob", 0.15, "Fraction of maskable tokens masked.")
+  flags.DEFINE_integer("dupe_factor", None,
+                       "Masked copies of each packed example (default 40; 1 without static "
+                       "masking).")
+  flags.DEFINE_integer("num_shards", 8, "Output shards.")
+  flags.DEFINE_integer("seed", 12345, "Random seed.")
+  flags.DEFINE_enum("mask_strategy", "electra", sorted(masking.MASK_STRATEGIES),
+                    "electra: 85% [MASK] / 15% kept; bert: 80% [MASK] / 10% random / 10% kept.")
+  flags.DEFINE_bool("whole_word_mask", False, "Mask whole words.")
+  flags.DEFINE_integer("max_ngram", 1, "Mask spans of up to this many whole words.")
+  flags.DEFINE_bool("static_masking", True,
+                    "Mask at preprocessing time; --nostatic_masking writes unmasked packed "
+                    "examples for the dynamic-masking loader.")
+  flags.DEFINE_bool("lower_case", True, "Lower-case the text.")
+  flags.DEFINE_bool("strip_accents", None, "Strip accents (default: same as --lower_case).")
+  flags.DEFINE_float("short_seq_prob", 0.05, "Probability of a shorter random target length.")
+  flags.DEFINE_float("single_segment_prob", 0.1, "Probability of a single-segment example.")
+  flags.DEFINE_integer("max_line_bytes", text_reading.DEFAULT_MAX_LINE_BYTES,
+                       "Longer lines are skipped and counted.")
+  flags.DEFINE_enum("runner", "local", ["local", "beam"],
+                    "local: worker processes; beam: an Apache Beam pipeline.")
+  flags.DEFINE_integer("num_workers", 0,
+                       "Worker processes; 0: one per ~200 MB of input x dupe_factor, at most "
+                       "one per CPU.")
+  flags.DEFINE_string("beam_pipeline_args", "",
+                      "Beam options, e.g. '--runner=DataflowRunner --project=P ...'.")
+  flags.mark_flags_as_required(["input_files", "vocab_file", "output_dir"])
+
+
+def main(argv):
+  del argv
+  dupe_factor = FLAGS.dupe_factor
+  if dupe_factor is None:
+    dupe_factor = 40 if FLAGS.static_masking else 1
+  run(FLAGS.input_files, FLAGS.vocab_file, FLAGS.output_dir,
+      max_seq_length=FLAGS.max_seq_length, max_predictions_per_seq=FLAGS.max_predictions_per_seq,
+      masked_lm_prob=FLAGS.masked_lm_prob, dupe_factor=dupe_factor, num_shards=FLAGS.num_shards,
+      seed=FLAGS.seed, mask_strategy=FLAGS.mask_strategy, whole_word_mask=FLAGS.whole_word_mask,
+      max_ngram=FLAGS.max_ngram, static_masking=FLAGS.static_masking,
+      lower_case=FLAGS.lower_case, strip_accents=FLAGS.strip_accents,
+      short_seq_prob=FLAGS.short_seq_prob, single_segment_prob=FLAGS.single_segment_prob,
+      max_line_bytes=FLAGS.max_line_bytes, runner=FLAGS.runner,
+      num_workers=FLAGS.num_workers,
+      beam_pipeline_args=shlex.split(FLAGS.beam_pipeline_args))
+
+
+if __name__ == "__main__":
+  define_flags()
+  app.run(main)

@@ -1,0 +1,190 @@
+"""WordPiece vocabulary loading and a tensorflow-text WordPiece tokenizer.
+
+Vocab files hold one token per line; a token's id is its line number. They must contain the
+five special tokens in `SPECIAL_TOKENS` (a vocab from `python -m data.build_vocab` has them at
+ids 0-4, in BERT's order).
+"""
+from typing import List, Optional, Sequence, Tuple
+
+import numpy as np
+import tensorflow as tf
+import tensorflow_text as tf_text
+
+PAD_TOKEN = "[PAD]"
+UNK_TOKEN = "[UNK]"
+CLS_TOKEN = "[CLS]"
+SEP_TOKEN = "[SEP]"
+MASK_TOKEN = "[MASK]"
+SPECIAL_TOKENS = (PAD_TOKEN, UNK_TOKEN, CLS_TOKEN, SEP_TOKEN, MASK_TOKEN)
+WORD_CONTINUATION_PREFIX = "##"
+
+# Texts per call to the tensorflow-text op: big enough to amortise the eager-call overhead.
+_TOKENIZE_BATCH_SIZE = 8192
+
+
+def load_vocab(vocab_file: str) -> List[str]:
+  """Reads a WordPiece vocab, one token per line.
+
+  Args:
+    vocab_file: path of the vocab file (any tf.io.gfile path).
+
+  Returns:
+    The tokens; a token's id is its index.
+
+  Raises:
+    ValueError: the file is empty or lacks one of [PAD] [UNK] [CLS] [SEP] [MASK].
+  """
+  with tf.io.gfile.GFile(vocab_file, "rb") as f:
+    raw = f.read()
+  try:
+    text = raw.decode("utf-8")
+  except UnicodeDecodeError as e:
+    raise ValueError(f"Vocab file {vocab_file} is not valid UTF-8: {e}") from e
+  vocab = [line.strip() for line in text.splitlines()]
+  while vocab and not vocab[-1]:
+    vocab.pop()
+  if not vocab:
+    raise ValueError(f"Vocab file {vocab_file} is empty.")
+  missing = [token for token in SPECIAL_TOKENS if token not in vocab]
+  if missing:
+    raise ValueError(
+        f"Vocab file {vocab_file} lacks the special token(s) {' '.join(missing)}; a WordPiece "
+        f"vocab for this library needs all of {' '.join(SPECIAL_TOKENS)} (build one with "
+        "`python -m data.build_vocab`).")
+  return vocab
+
+
+def normalize_texts(texts: tf.Tensor, lower_case: bool, strip_accents: bool) -> tf.Tensor:
+  """Lower-cases and/or strips accents from UTF-8 strings with TF ops.
+
+  Args:
+    texts: tf.string tensor of any shape.
+    lower_case: apply Unicode case folding.
+    strip_accents: decompose (NFD) and drop combining marks.
+
+  Returns:
+    tf.string tensor of the same shape.
+  """
+  if lower_case:
+    texts = tf_text.case_fold_utf8(texts)
+  if strip_accents:
+    texts = tf_text.normalize_utf8(texts, "NFD")
+    texts = tf.strings.regex_replace(texts, r"\p{Mn}", "")
+  return texts
+
+
+class NormalizingWordpieceTokenizer(tf_text.Tokenizer):
+  """FastBertTokenizer preceded by `normalize_texts`, for case/accent settings it lacks.
+
+  FastBertTokenizer either lower-cases *and* strips accents or does neither; this wraps it
+  for the two mixed settings. It is a tf.Module, so it can be saved in a SavedModel.
+  """
+
+  def __init__(self, vocab: Sequence[str], lower_case: bool, strip_accents: bool):
+    super().__init__()
+    self._lower_case = lower_case
+    self._strip_accents = strip_accents
+    self._wordpiece = tf_text.FastBertTokenizer(
+        vocab=list(vocab), token_out_type=tf.int32, lower_case_nfd_strip_accents=False)
+
+  def tokenize(self, texts):
+    """Word-piece ids: tf.string [batch] -> int32 RaggedTensor [batch, (pieces)]."""
+    texts = normalize_texts(tf.convert_to_tensor(texts), self._lower_case, self._strip_accents)
+    return self._wordpiece.tokenize(texts)
+
+
+class WordpieceTokenizer:
+  """Text -> WordPiece ids with tensorflow-text, plus the special-token ids.
+
+  Args:
+    vocab_file: a vocab with [PAD] [UNK] [CLS] [SEP] [MASK] (see `load_vocab`).
+    lower_case: lower-case the text before splitting it into word pieces.
+    strip_accents: drop accents (NFD + remove combining marks); None follows `lower_case`,
+      as in BERT's uncased / cased models.
+
+  Attributes:
+    vocab: list of tokens, indexed by id.
+    vocab_size, pad_id, unk_id, cls_id, sep_id, mask_id: ints.
+    tf_tokenizer: the tensorflow-text tokenizer (FastBertTokenizer, or
+      NormalizingWordpieceTokenizer for mixed case/accent settings); its `tokenize` maps
+      tf.string [batch] to int32 RaggedTensor [batch, (pieces)] inside a tf.function.
+  """
+
+  def __init__(self, vocab_file: str, lower_case: bool = True,
+               strip_accents: Optional[bool] = None):
+    self.vocab_file = vocab_file
+    self.vocab = load_vocab(vocab_file)
+    self.lower_case = lower_case
+    self.strip_accents = lower_case if strip_accents is None else strip_accents
+    self._token_to_id = {token: index for index, token in enumerate(self.vocab)}
+    self.vocab_size = len(self.vocab)
+    self.pad_id = self._token_to_id[PAD_TOKEN]
+    self.unk_id = self._token_to_id[UNK_TOKEN]
+    self.cls_id = self._token_to_id[CLS_TOKEN]
+    self.sep_id = self._token_to_id[SEP_TOKEN]
+    self.mask_id = self._token_to_id[MASK_TOKEN]
+    if self.lower_case == self.strip_accents:
+      self.tf_tokenizer = tf_text.FastBertTokenizer(
+          vocab=self.vocab, token_out_type=tf.int32,
+          lower_case_nfd_strip_accents=self.lower_case)
+    else:
+      self.tf_tokenizer = NormalizingWordpieceTokenizer(
+          self.vocab, self.lower_case, self.strip_accents)
+
+  def tokenize_flat(self, texts: Sequence[str]) -> Tuple[np.ndarray, np.ndarray]:
+    """Tokenizes many texts at once, in large batches.
+
+    Args:
+      texts: N strings.
+
+    Returns:
+      (ids, row_splits): int32 [total_pieces] and int64 [N + 1]; text i's pieces are
+      ids[row_splits[i]:row_splits[i + 1]].
+    """
+    id_parts = []
+    lengths = []
+    for begin in range(0, len(texts), _TOKENIZE_BATCH_SIZE):
+      batch = tf.constant(list(texts[begin:begin + _TOKENIZE_BATCH_SIZE]), dtype=tf.string)
+      pieces = self.tf_tokenizer.tokenize(batch)
+      id_parts.append(pieces.flat_values.numpy().astype(np.int32, copy=False))
+      lengths.append(pieces.row_lengths().numpy())
+    row_splits = np.zeros(len(texts) + 1, np.int64)
+    if lengths:
+      np.cumsum(np.concatenate(lengths), out=row_splits[1:])
+    ids = np.concatenate(id_parts) if id_parts else np.zeros([0], np.int32)
+    return ids, row_splits
+
+  def tokenize(self, texts: Sequence[str]) -> List[List[int]]:
+    """Word-piece ids of each text, as python ints (no [CLS]/[SEP] added)."""
+    ids, row_splits = self.tokenize_flat(texts)
+    return [ids[begin:end].tolist() for begin, end in zip(row_splits[:-1], row_splits[1:])]
+
+  def id_to_token(self, token_id: int) -> str:
+    """The vocab entry of `token_id`."""
+    return self.vocab[int(token_id)]
+
+  def token_to_id(self, token: str) -> int:
+    """The id of `token`, or [UNK]'s id when it is not in the vocab."""
+    return self._token_to_id.get(token, self.unk_id)
+
+  def detokenize(self, ids: Sequence[int], skip_special_tokens: bool = True) -> str:
+    """Joins word pieces back into space-separated words ("##" pieces glue to the left).
+
+    Args:
+      ids: word-piece ids of one text.
+      skip_special_tokens: drop [PAD]/[CLS]/[SEP] (not [MASK] or [UNK]).
+
+    Returns:
+      The (normalised) text, e.g. "in the beginning god created".
+    """
+    skipped = {self.pad_id, self.cls_id, self.sep_id} if skip_special_tokens else set()
+    words = []
+    for token_id in ids:
+      if int(token_id) in skipped:
+        continue
+      token = self.vocab[int(token_id)]
+      if token.startswith(WORD_CONTINUATION_PREFIX) and words:
+        words[-1] += token[len(WORD_CONTINUATION_PREFIX):]
+      else:
+        words.append(token)
+    return " ".join(words)

@@ -1,0 +1,122 @@
+"""Tests of data/pretraining_loader.py: static and dynamic-masking tf.data loaders."""
+import numpy as np
+import pytest
+import tensorflow as tf
+
+from data import pretraining_loader
+from data import shard_files
+from tests.data import helpers
+
+INT32_SEQUENCE = ("input_word_ids", "input_mask", "input_type_ids")
+
+
+def _check_batch(batch, batch_size):
+  for name in INT32_SEQUENCE:
+    assert batch[name].dtype == tf.int32 and batch[name].shape == (batch_size, helpers.SEQ_LENGTH)
+  for name in ("masked_lm_positions", "masked_lm_ids"):
+    assert batch[name].dtype == tf.int32
+    assert batch[name].shape == (batch_size, helpers.MAX_PREDICTIONS)
+  assert batch["masked_lm_weights"].dtype == tf.float32
+  assert batch["masked_lm_weights"].shape == (batch_size, helpers.MAX_PREDICTIONS)
+
+
+def test_static_batches_have_model_shapes_and_types(static_records):
+  output_dir, _ = static_records
+  dataset = pretraining_loader.pretraining_dataset(
+      shard_files.shard_glob(str(output_dir)), batch_size=16, seq_length=helpers.SEQ_LENGTH,
+      max_predictions_per_seq=helpers.MAX_PREDICTIONS, seed=1)
+  assert dataset.element_spec["input_word_ids"].shape == (16, helpers.SEQ_LENGTH)
+  for batch in dataset.take(3):
+    _check_batch(batch, 16)
+
+
+def test_eval_reads_every_example_once_and_input_contexts_split_them(static_records):
+  output_dir, metadata = static_records
+  pattern = shard_files.shard_glob(str(output_dir))
+  total = metadata["counts"]["examples"]
+
+  def count(**kwargs):
+    dataset = pretraining_loader.pretraining_dataset(
+        pattern, batch_size=7, seq_length=helpers.SEQ_LENGTH,
+        max_predictions_per_seq=helpers.MAX_PREDICTIONS, is_training=False,
+        drop_remainder=False, **kwargs)
+    return sum(int(batch["input_mask"].shape[0]) for batch in dataset)
+
+  assert count() == total
+  for num_pipelines in (2, 5):  # 3 files: by file, then by record.
+    contexts = [tf.distribute.InputContext(num_pipelines, i, num_pipelines)
+                for i in range(num_pipelines)]
+    assert sum(count(input_context=context) for context in contexts) == total
+
+
+def test_missing_files_and_wrong_lengths_are_clear_errors(static_records, tmp_path):
+  output_dir, _ = static_records
+  with pytest.raises(ValueError, match="nothing-here"):
+    pretraining_loader.pretraining_dataset(str(tmp_path / "nothing-here*"), 8, 64, 10)
+  with pytest.raises(ValueError, match="seq_length=128"):
+    pretraining_loader.pretraining_dataset(shard_files.shard_glob(str(output_dir)), 8, 128, 10)
+  with pytest.raises(ValueError, match="max_predictions_per_seq=20"):
+    pretraining_loader.pretraining_dataset(shard_files.shard_glob(str(output_dir)), 8, 64, 20)
+
+
+def test_dynamic_masks_follow_the_rules_and_are_reproducible(unmasked_records, tokenizer):
+  output_dir, _ = unmasked_records
+  with pytest.raises(ValueError, match="dynamic_masking_dataset"):
+    pretraining_loader.pretraining_dataset(shard_files.shard_glob(str(output_dir)), 8, 64, 10)
+
+  def first_epoch(seed):
+    dataset = pretraining_loader.dynamic_masking_dataset(
+        shard_files.shard_glob(str(output_dir)), batch_size=8, seq_length=helpers.SEQ_LENGTH,
+        max_predictions_per_seq=helpers.MAX_PREDICTIONS, vocab_file=helpers.SAMPLE_VOCAB,
+        is_training=False, mask_strategy="bert", seed=seed)
+    return list(dataset)
+
+  batches = first_epoch(seed=3)
+  for batch in batches:
+    _check_batch(batch, 8)
+  specials = [tokenizer.cls_id, tokenizer.sep_id, tokenizer.pad_id]
+  predicted = sum(float(b["masked_lm_weights"].numpy().sum()) for b in batches)
+  maskable = sum(int(np.isin(_restored(b), specials, invert=True).sum()) for b in batches)
+  assert abs(predicted / maskable - 0.15) < 0.015
+  for same, batch in zip(first_epoch(seed=3), batches):
+    assert np.array_equal(same["masked_lm_positions"], batch["masked_lm_positions"])
+  assert not all(np.array_equal(other["masked_lm_positions"], batch["masked_lm_positions"])
+                 for other, batch in zip(first_epoch(seed=4), batches))
+
+
+def test_dynamic_masks_change_each_time_an_example_is_read(unmasked_records):
+  output_dir, metadata = unmasked_records
+  dataset = pretraining_loader.dynamic_masking_dataset(
+      shard_files.shard_glob(str(output_dir)), 16, helpers.SEQ_LENGTH, helpers.MAX_PREDICTIONS,
+      helpers.SAMPLE_VOCAB, is_training=True, seed=0)
+  masks_by_example = {}
+  epochs = 3
+  for batch in dataset.take(epochs * metadata["counts"]["packed_examples"] // 16):
+    for row, word_ids in enumerate(_restored(batch)):
+      masks_by_example.setdefault(word_ids.tobytes(), []).append(
+          batch["masked_lm_positions"].numpy()[row].tobytes())
+  repeated = [masks for masks in masks_by_example.values() if len(masks) > 1]
+  assert len(repeated) > 0.5 * len(masks_by_example)
+  assert np.mean([len(set(masks)) == len(masks) for masks in repeated]) > 0.9
+
+
+def _restored(batch):
+  """The unmasked word ids of a batch."""
+  word_ids = batch["input_word_ids"].numpy().copy()
+  for row in range(word_ids.shape[0]):
+    example = {name: batch[name].numpy()[row] for name in batch}
+    word_ids[row] = helpers.unmasked_ids(example)
+  return word_ids
+
+
+def test_dynamic_loader_undoes_static_masks(static_records, unmasked_records):
+  static_dir, _ = static_records
+  unmasked_dir, _ = unmasked_records
+  packed = {example["input_word_ids"].tobytes()
+            for example in helpers.read_records(unmasked_dir)}
+  dataset = pretraining_loader.dynamic_masking_dataset(
+      shard_files.shard_glob(str(static_dir)), 64, helpers.SEQ_LENGTH, helpers.MAX_PREDICTIONS,
+      helpers.SAMPLE_VOCAB, is_training=True, seed=0)
+  for batch in dataset.take(3):
+    for row in _restored(batch):
+      assert row.astype(np.int64).tobytes() in packed
