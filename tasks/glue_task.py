@@ -80,9 +80,10 @@ class GlueTask(FinetuningTask):
                                    name="sentence_prediction")
 
   def build_metrics(self) -> Dict[str, tf_keras.metrics.Metric]:
+    """Training accuracy (0-100, like the evaluation metrics) for classification tasks."""
     if self.spec.is_regression:
       return {}
-    return dict(accuracy=tf_keras.metrics.SparseCategoricalAccuracy("accuracy"))
+    return dict(accuracy=tf_keras.metrics.Mean("accuracy"))
 
   def compute_losses(self, batch: Mapping[str, tf.Tensor],
                      outputs: tf.Tensor) -> StepResult:
@@ -94,7 +95,9 @@ class GlueTask(FinetuningTask):
     else:
       per_example = tf_keras.losses.sparse_categorical_crossentropy(
           batch["label_ids"], outputs, from_logits=True)
-      metric_updates = dict(accuracy=dict(y_true=batch["label_ids"], y_pred=outputs,
+      correct = tf.equal(tf.argmax(outputs, axis=-1, output_type=tf.int32),
+                         tf.cast(batch["label_ids"], tf.int32))
+      metric_updates = dict(accuracy=dict(values=100.0 * tf.cast(correct, tf.float32),
                                           sample_weight=weights))
     loss = weighted_mean(per_example, weights)
     return StepResult(total_loss=loss, losses=dict(total_loss=loss),

@@ -4,7 +4,8 @@
   `task.learning_rate_multipliers(model)` (training/layerwise_decay.py).
 - Whole-set evaluation: every evaluation step also returns `task.eval_outputs(...)`, which
   are gathered on the host (orbit's eval_reduce) and handed to `task.evaluate(...)` at the
-  end, whose scores (and prediction files) need all examples at once.
+  end, whose scores (and prediction files) need all examples at once. The evaluation loss
+  is the mean over labelled examples (`label_weight` 1), however they fall into batches.
 """
 from typing import Dict, List
 
@@ -29,17 +30,20 @@ class FinetuningTrainer(PretrainingTrainer):
     inputs = self.task.model_inputs(batch, batch_number, training=False)
     outputs = self.model(inputs, training=False)
     losses = self.task.compute_losses(batch, outputs).losses
-    return cross_replica_sum(losses), self.task.eval_outputs(batch, outputs)
+    num_labelled = tf.reduce_sum(batch["label_weight"])
+    return (cross_replica_sum(losses), cross_replica_sum(num_labelled),
+            self.task.eval_outputs(batch, outputs))
 
   def eval_begin(self) -> List[Dict[str, np.ndarray]]:
     super().eval_begin()
     return []
 
   def eval_step(self, iterator):
-    losses, outputs = self.strategy.run(self._replica_eval_step,
-                                        args=(next(iterator), self.eval_batch_number))
+    losses, num_labelled, outputs = self.strategy.run(
+        self._replica_eval_step, args=(next(iterator), self.eval_batch_number))
     first = lambda value: self.strategy.experimental_local_results(value)[0]  # pylint: disable=unnecessary-lambda-assignment
-    self.eval_losses.add(tf.nest.map_structure(first, losses))
+    # Batch means weighted by their labelled examples: the mean over labelled examples.
+    self.eval_losses.add(tf.nest.map_structure(first, losses), weight=first(num_labelled))
     self.eval_batch_number.assign_add(1)
     return {name: self.strategy.experimental_local_results(value)
             for name, value in outputs.items()}

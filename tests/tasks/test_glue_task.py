@@ -47,9 +47,16 @@ def test_classification_learns_and_reports_accuracy_and_test_predictions(tmp_pat
   for _ in range(3):
     last = trainer.train(tf.constant(10))
   assert last["total_loss"] < first["total_loss"]
+  assert 0.0 <= last["accuracy"] <= 100.0  # the training accuracy is on the same scale
   result = trainer.evaluate(tf.constant(-1))
   assert set(result) == {"total_loss", "accuracy"}
   assert result["accuracy"] == 100.0
+  # The loss is the mean over the 6 dev examples; the test rows in the pass do not count.
+  dev = next(iter(task._records("dev").batch(6)))  # pylint: disable=protected-access
+  logits = trainer.model(dev, training=False)
+  expected = np.mean(tf.nn.sparse_softmax_cross_entropy_with_logits(
+      labels=dev["label_ids"], logits=logits).numpy())
+  assert result["total_loss"] == pytest.approx(expected, rel=1e-5)
   with open(os.path.join(predictions_dir, "SST-2.tsv")) as f:
     assert f.read() == "index\tprediction\n3\t0\n5\t1\n7\t1\n"
 

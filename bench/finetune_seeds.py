@@ -1,0 +1,76 @@
+"""Fine-tunes one task with N seeds and reports the median of each metric, as the papers do.
+
+  python -m bench.finetune_seeds --num_seeds=10 --output_dir=/tmp/rte_seeds \
+      --gin_file=configs/finetune/glue_rte.gin \
+      --gin_param="init_checkpoint='/tmp/pretrain'" --gin_param="data_dir='/tmp/rte'"
+
+Each seed is one `official_runner.py --mode=train_and_eval` run (a fresh process) in
+`<output_dir>/seed_<k>` with the gin macro `seed = k` (the head's initialisation, dropout
+and data order). The last evaluation of each run is read from its metrics.jsonl; the summary
+(per metric: median, min, max and every seed's value) is printed and written to
+`<output_dir>/seeds_summary.json`.
+"""
+import json
+import os
+import statistics
+import subprocess
+import sys
+from typing import Dict, List
+
+from absl import app
+from absl import flags
+
+REPO_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+FLAGS = flags.FLAGS
+flags.DEFINE_multi_string("gin_file", [], "Fine-tuning gin files, as for official_runner.")
+flags.DEFINE_multi_string("gin_param", [], "Gin bindings, as for official_runner.")
+flags.DEFINE_integer("num_seeds", 10, "Fine-tuning runs (the ELECTRA paper: 10).")
+flags.DEFINE_integer("first_seed", 0, "Seeds are first_seed, first_seed + 1, ...")
+flags.DEFINE_string("output_dir", None, "One model dir per seed goes under it.")
+flags.mark_flags_as_required(["gin_file", "output_dir"])
+
+
+def last_evaluation(metrics_file: str) -> Dict[str, float]:
+  """The last evaluation record of a run's metrics.jsonl, without step and split."""
+  with open(metrics_file, encoding="utf-8") as f:
+    records = [json.loads(line) for line in f if line.strip()]
+  if not records:
+    raise ValueError(f"{metrics_file} holds no evaluation")
+  return {key: value for key, value in records[-1].items() if key not in ("step", "split")}
+
+
+def summarize(results: List[Dict[str, float]]) -> Dict[str, Dict[str, object]]:
+  """Per metric: median, min, max and the values of every run (in seed order)."""
+  summary = {}
+  for name in results[0]:
+    values = [result[name] for result in results]
+    summary[name] = dict(median=statistics.median(values), min=min(values), max=max(values),
+                         values=values)
+  return summary
+
+
+def run_seed(seed: int, model_dir: str) -> Dict[str, float]:
+  command = [sys.executable, os.path.join(REPO_ROOT, "official_runner.py"),
+             "--mode=train_and_eval", f"--model_dir={model_dir}"]
+  command += [f"--gin_file={path}" for path in FLAGS.gin_file]
+  command += [f"--gin_param={param}" for param in FLAGS.gin_param + [f"seed = {seed}"]]
+  print(f"seed {seed}: {' '.join(command)}", flush=True)
+  subprocess.run(command, check=True, cwd=REPO_ROOT)
+  return last_evaluation(os.path.join(model_dir, "metrics.jsonl"))
+
+
+def main(argv):
+  del argv
+  seeds = range(FLAGS.first_seed, FLAGS.first_seed + FLAGS.num_seeds)
+  results = [run_seed(seed, os.path.join(FLAGS.output_dir, f"seed_{seed}")) for seed in seeds]
+  summary = summarize(results)
+  with open(os.path.join(FLAGS.output_dir, "seeds_summary.json"), "w", encoding="utf-8") as f:
+    json.dump(dict(seeds=list(seeds), metrics=summary), f, indent=1)
+  for name, stats in summary.items():
+    print(f"{name}: median {stats['median']:.4g} (min {stats['min']:.4g}, max "
+          f"{stats['max']:.4g}) over {len(results)} seeds", flush=True)
+
+
+if __name__ == "__main__":
+  app.run(main)

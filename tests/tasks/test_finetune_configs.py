@@ -1,0 +1,46 @@
+"""The fine-tuning gin files parse and carry the ELECTRA paper's fine-tuning table."""
+import glob
+import os
+
+import gin
+import pytest
+
+import official_runner
+from data.create_finetuning_data import create_glue_data
+from tests.tasks.finetuning_helpers import TESTDATA
+from tests.tasks.finetuning_helpers import tokenizer
+
+CONFIGS = os.path.join(official_runner.REPO_ROOT, "configs", "finetune")
+TASK_FILES = sorted(os.path.basename(path) for path in
+                    glob.glob(os.path.join(CONFIGS, "glue_*.gin")) +
+                    glob.glob(os.path.join(CONFIGS, "squad_v*.gin"))
+                    if not path.endswith("_base.gin"))
+EPOCHS = {"glue_rte.gin": 10, "glue_stsb.gin": 10, "glue_kjv_books.gin": 10,
+          "squad_v1.gin": 2, "squad_v2.gin": 2}
+
+
+@pytest.mark.parametrize("name", TASK_FILES)
+def test_every_task_file_parses_with_the_papers_defaults(name):
+  official_runner.parse_config([os.path.join(CONFIGS, name)], [])
+  assert gin.query_parameter("finetuning_steps.epochs") == EPOCHS.get(name, 3)
+  assert gin.query_parameter("create_optimizer.learning_rate") == 3e-4
+  assert gin.query_parameter("create_optimizer.weight_decay_rate") == 0.0
+  assert gin.query_parameter("create_optimizer.epsilon") == 1e-6
+  assert gin.query_parameter("warmup/finetuning_steps.fraction") == 0.1
+  assert gin.query_parameter("%train_batch_size") == 32
+  assert gin.query_parameter("%layerwise_lr_decay") == 0.8
+
+
+def test_rte_builds_its_task_and_schedule_from_the_records(tmp_path):
+  from tasks.glue_task import GlueTask
+  from training.experiment import TrainerConfig
+  create_glue_data("rte", tokenizer(), str(tmp_path), 16,
+                   input_dir=os.path.join(TESTDATA, "glue", "RTE"))
+  official_runner.parse_config(
+      [os.path.join(CONFIGS, "glue_rte.gin"), os.path.join(CONFIGS, "size_large.gin")],
+      [f"data_dir = '{tmp_path}'", "train_batch_size = 1", "encoder_config.size = 'tiny'"])
+  task = GlueTask()
+  assert (task.spec.name, task.layerwise_lr_decay, task.data.train_batch_size) == ("rte", 0.9, 1)
+  assert gin.query_parameter("create_optimizer.learning_rate") == 5e-5
+  # 2 training records x 10 epochs at batch 1.
+  assert TrainerConfig().train_steps == 20
