@@ -83,3 +83,47 @@ def build_trainer(task, strategy, examples, learning_rate=1e-3, total_steps=1000
     trainer = PretrainingTrainer(task, model, optimizer, strategy, train_dataset=iterator,
                                  eval_dataset=eval_dataset, **trainer_kwargs)
   return trainer, iterator
+
+
+def write_pretraining_records(path, examples):
+  """Writes examples (from `pretraining_examples`) as a TFRecord file of tf.train.Examples."""
+  def int_feature(values):
+    return tf.train.Feature(int64_list=tf.train.Int64List(value=[int(v) for v in values]))
+
+  num_examples = len(examples["input_word_ids"])
+  with tf.io.TFRecordWriter(str(path)) as writer:
+    for row in range(num_examples):
+      features = {name: int_feature(examples[name][row])
+                  for name in ("input_word_ids", "input_mask", "input_type_ids",
+                               "masked_lm_positions", "masked_lm_ids")}
+      features["masked_lm_weights"] = tf.train.Feature(float_list=tf.train.FloatList(
+          value=[float(v) for v in examples["masked_lm_weights"][row]]))
+      writer.write(tf.train.Example(
+          features=tf.train.Features(feature=features)).SerializeToString())
+  return str(path)
+
+
+def tiny_electra_bindings(train_pattern, eval_pattern, train_steps, dropout_rate=0.0,
+                          **trainer_overrides):
+  """Gin bindings of a tiny ELECTRA run on files written by `write_pretraining_records`."""
+  trainer = dict(train_steps=train_steps, steps_per_loop=1, summary_interval=1,
+                 checkpoint_interval=2, validation_interval=2, validation_steps=-1)
+  trainer.update(trainer_overrides)
+  return [
+      "run_experiment.task = @ElectraPretrainingTask()",
+      "ElectraPretrainingTask.encoder = @encoder_config()",
+      "ElectraPretrainingTask.data = @PretrainingData()",
+      "ElectraPretrainingTask.generator_width_multiplier = 0.5",
+      "encoder_config.size = 'tiny'",
+      f"encoder_config.vocab_size = {VOCAB}",
+      f"encoder_config.overrides = {{'dropout_rate': {dropout_rate}, "
+      f"'attention_dropout_rate': {dropout_rate}}}",
+      f"PretrainingData.train_file_pattern = '{train_pattern}'",
+      f"PretrainingData.eval_file_pattern = '{eval_pattern}'",
+      f"PretrainingData.seq_length = {SEQ}",
+      f"PretrainingData.max_predictions_per_seq = {PREDICTIONS}",
+      "PretrainingData.train_batch_size = 4",
+      "PretrainingData.eval_batch_size = 4",
+      "create_optimizer.learning_rate = 3e-3",
+      "create_optimizer.warmup_steps = 1",
+  ] + [f"TrainerConfig.{name} = {value!r}" for name, value in trainer.items()]

@@ -1,0 +1,124 @@
+"""End-to-end runs of run_experiment on tiny TFRecord files."""
+import glob
+import json
+import os
+
+import gin
+import numpy as np
+import pytest
+import tensorflow as tf
+
+import official_runner
+from tests.training.helpers import pretraining_examples
+from tests.training.helpers import tiny_electra_bindings
+from tests.training.helpers import write_pretraining_records
+from training.experiment import run_experiment
+from training.trainer import PretrainingTrainer
+
+
+@pytest.fixture
+def records(tmp_path):
+  train = write_pretraining_records(tmp_path / "train.tfrecord", pretraining_examples(24, seed=1))
+  evaluation = write_pretraining_records(tmp_path / "eval.tfrecord",
+                                         pretraining_examples(8, seed=2))
+  return train, evaluation
+
+
+def _run(mode, model_dir, bindings):
+  gin.clear_config()
+  official_runner.parse_config([], bindings)
+  return run_experiment(mode, str(model_dir))
+
+
+def _train_losses(model_dir):
+  """step -> total_loss in DIR/train's events (one loop = one step); the latest write wins."""
+  written = {}
+  for path in glob.glob(os.path.join(model_dir, "train", "events.out.tfevents.*")):
+    for event in tf.compat.v1.train.summary_iterator(path):
+      for value in event.summary.value:
+        if value.tag == "total_loss":
+          written.setdefault(event.step, []).append(
+              (event.wall_time, float(tf.make_ndarray(value.tensor))))
+  return {step: max(values)[1] for step, values in written.items()}
+
+
+def test_a_killed_run_resumes_from_its_last_checkpoint_with_the_same_losses(
+    records, tmp_path, monkeypatch):
+  # Dropout on: its random-generator states are part of the checkpoint too.
+  bindings = tiny_electra_bindings(*records, train_steps=6, dropout_rate=0.1,
+                                   checkpoint_interval=2)
+  _run("train", tmp_path / "straight", bindings)
+
+  original_loop_end = PretrainingTrainer.train_loop_end
+
+  def killed_after_step_3(trainer):
+    output = original_loop_end(trainer)
+    if int(trainer.optimizer.iterations.numpy()) == 3:
+      raise KeyboardInterrupt("killed")
+    return output
+
+  monkeypatch.setattr(PretrainingTrainer, "train_loop_end", killed_after_step_3)
+  with pytest.raises(KeyboardInterrupt):
+    _run("train", tmp_path / "killed", bindings)
+  monkeypatch.setattr(PretrainingTrainer, "train_loop_end", original_loop_end)
+  # Checkpoints every 2 steps from the first loop (step 1); killed before step 3's.
+  assert tf.train.latest_checkpoint(str(tmp_path / "killed")).endswith("ckpt-1")
+  _run("train", tmp_path / "killed", bindings)  # a new run: resumes from step 1
+
+  straight = _train_losses(tmp_path / "straight")
+  resumed = _train_losses(tmp_path / "killed")
+  assert sorted(straight) == sorted(resumed) == list(range(1, 7))
+  for step in range(1, 7):
+    assert resumed[step] == straight[step], step
+  assert len(set(straight.values())) == 6
+
+
+def test_train_and_eval_writes_metrics_events_and_an_encoder_export(records, tmp_path):
+  model_dir = tmp_path / "run"
+  final = _run("train_and_eval", model_dir, tiny_electra_bindings(*records, train_steps=4))
+  lines = [json.loads(line) for line in open(model_dir / "metrics.jsonl")]
+  assert [(line["step"], line["split"]) for line in lines] == [(2, "eval"), (4, "eval")]
+  for name in ("masked_lm_accuracy", "masked_lm_loss", "sampled_token_correct_rate",
+               "disc_loss", "disc_accuracy", "disc_precision", "disc_recall", "disc_auc"):
+    assert 0 <= lines[-1][name] < 10, name
+    assert final[name] == pytest.approx(lines[-1][name])
+  assert glob.glob(str(model_dir / "train" / "events.*"))
+  assert glob.glob(str(model_dir / "eval" / "events.*"))
+  assert tf.train.latest_checkpoint(str(model_dir)).endswith("ckpt-4")
+
+  # eval alone: the latest checkpoint, appended as a third line.
+  again = _run("eval", model_dir, tiny_electra_bindings(*records, train_steps=4))
+  lines = [json.loads(line) for line in open(model_dir / "metrics.jsonl")]
+  assert len(lines) == 3 and lines[2]["step"] == 4
+  assert again["disc_auc"] == pytest.approx(final["disc_auc"])
+
+  _run("export", model_dir, tiny_electra_bindings(*records, train_steps=4))
+  encode = tf.saved_model.load(str(model_dir / "export" / "encoder" / "4")).signatures["encode"]
+  batch = pretraining_examples(2)
+  outputs = encode(input_word_ids=tf.constant(batch["input_word_ids"]),
+                   input_mask=tf.constant(batch["input_mask"]),
+                   input_type_ids=tf.constant(batch["input_type_ids"]))
+  assert outputs["sequence_output"].shape == (2, 16, 32)
+  assert outputs["pooled_output"].shape == (2, 32)
+  assert np.isfinite(outputs["sequence_output"].numpy()).all()
+
+
+@pytest.mark.parametrize("binding, name", [
+    ("ElectraPretrainingTask.rtd_wieght = 3.0", "rtd_wieght"),
+    ("ElectraPretraningTask.seed = 3", "ElectraPretraningTask"),
+    ("TrainerConfig.steps_per_lop = 10", "steps_per_lop"),
+])
+def test_a_misspelled_binding_fails_at_parse_time_with_its_name(binding, name):
+  with pytest.raises(ValueError, match=name):
+    official_runner.parse_config(["configs/pretrain/electra_small.gin"], [binding])
+
+
+@pytest.mark.parametrize("binding, name", [
+    ("TrainerConfig.summary_interval = 150", "TrainerConfig.summary_interval"),
+    ("RuntimeConfig.precision = 'float8'", "RuntimeConfig.precision"),
+    ("RuntimeConfig.distribution_strategy = 'mirored'", "RuntimeConfig.distribution_strategy"),
+])
+def test_a_bad_value_fails_before_anything_is_built(binding, name, tmp_path):
+  official_runner.parse_config(["configs/pretrain/electra_small.gin"], [binding])
+  with pytest.raises(ValueError, match=name):
+    run_experiment("train", str(tmp_path))
