@@ -9,7 +9,7 @@ the evaluation set at once, so evaluation also gathers per-example outputs:
   per batch:  task.eval_outputs(batch, outputs)   -> tensors with one row per example
   at the end: task.evaluate(gathered numpy arrays) -> metrics (and prediction files)
 
-(training/finetuning_trainer.py runs that.) The data are what `python -m
+(training/finetuning_trainer.py runs that; `trainer_class` tells run_experiment to use it.) The data are what `python -m
 data.create_finetuning_data` wrote: `<split>.tf_record` files and `meta_data.json`.
 Evaluation reads every evaluation split in one pass, each example tagged with the index of
 its split (`split_index`) and whether it has a label (`label_weight`, 0 for test rows).
@@ -30,6 +30,7 @@ from data.finetuning_records import batch_for_replicas
 from data.finetuning_records import read_records
 from modeling.encoder_config import EncoderConfig
 from tasks.pretraining_task import StepResult
+from training.finetuning_trainer import FinetuningTrainer
 from training.layerwise_decay import layerwise_lr_multipliers
 
 
@@ -72,6 +73,9 @@ class FinetuningTask(abc.ABC):
       factor on every encoder variable).
     predictions_dir: where evaluation writes prediction files ("" = none).
   """
+
+  # The trainer run_experiment builds for this task.
+  trainer_class = FinetuningTrainer
 
   def __init__(self, encoder: EncoderConfig, data: FinetuningData, seed: int = 0,
                layerwise_lr_decay: float = 0.8, electra_off_by_one: bool = False,
