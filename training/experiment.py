@@ -141,7 +141,9 @@ def run_experiment(mode: str, model_dir: str, task: PretrainingTask = gin.REQUIR
           lambda context: task.build_inputs(True, context)))
     eval_dataset = (strategy.distribute_datasets_from_function(
         lambda context: task.build_inputs(False, context)) if evaluating else None)
-    trainer = PretrainingTrainer(
+    # A task may name its own trainer (fine-tuning: training/finetuning_trainer.py).
+    trainer_class = getattr(task, "trainer_class", PretrainingTrainer)
+    trainer = trainer_class(
         task, model, optimizer, strategy, train_dataset=train_iterator,
         eval_dataset=eval_dataset, gradient_clip_norm=config.gradient_clip_norm,
         jit_compile=runtime.jit_compile,
