@@ -1,53 +1,61 @@
-"""Tiny tasks and batches shared by the TEAMS / ELECTRA-HP / SCRIPT task tests."""
-import numpy as np
+"""Tiny tasks on data/sample records, shared by the TEAMS / ELECTRA-HP / SCRIPT task tests."""
+import atexit
+import functools
+import os
+import shutil
+import tempfile
+
 import tensorflow as tf
 import tf_keras
 
+from data import create_pretraining_data
 from modeling.encoder_config import encoder_config
 from tasks.pretraining_task import PretrainingData
 
-VOCAB, SEQ, PREDICTIONS, BATCH = 80, 16, 3, 4
+SAMPLE_DIR = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(
+    os.path.abspath(__file__)))), "data", "sample")
+SAMPLE_VOCAB = os.path.join(SAMPLE_DIR, "vocab.txt")
+SEQ, PREDICTIONS, BATCH = 32, 5, 4
+
+
+def sample_vocab_size():
+  with open(SAMPLE_VOCAB, encoding="utf-8") as f:
+    return sum(1 for _ in f)
+
+
+@functools.lru_cache(maxsize=None)
+def sample_records():
+  """data/sample/kjv_tiny.txt as BERT-masked pretraining records (built once per process)."""
+  output_dir = tempfile.mkdtemp(prefix="objective_records_")
+  atexit.register(shutil.rmtree, output_dir, ignore_errors=True)
+  create_pretraining_data.run(
+      input_files=os.path.join(SAMPLE_DIR, "kjv_tiny.txt"), vocab_file=SAMPLE_VOCAB,
+      output_dir=output_dir, max_seq_length=SEQ, max_predictions_per_seq=PREDICTIONS,
+      dupe_factor=1, num_shards=1, seed=3, mask_strategy="bert")
+  return os.path.join(output_dir, "*.tfrecord")
 
 
 def tiny_encoder(**overrides):
-  return encoder_config("tiny", vocab_size=VOCAB, overrides=overrides or None)
+  return encoder_config("tiny", vocab_size=sample_vocab_size(), overrides=overrides or None)
 
 
 def tiny_data():
-  return PretrainingData(seq_length=SEQ, max_predictions_per_seq=PREDICTIONS,
-                         train_batch_size=BATCH, eval_batch_size=BATCH)
+  return PretrainingData(train_file_pattern=sample_records(), seq_length=SEQ,
+                         max_predictions_per_seq=PREDICTIONS, train_batch_size=BATCH,
+                         eval_batch_size=BATCH)
 
 
-def tiny_batch(seed=0, mask_id=3):
-  """A masked batch: three masked positions per example, the last one padding in row 0."""
-  rng = np.random.default_rng(seed)
-  # A learnable pattern: each sentence counts up from a random start.
-  starts = rng.integers(5, VOCAB - SEQ, size=(BATCH, 1))
-  original = (starts + np.arange(SEQ)[None, :]).astype(np.int32)
-  positions = np.stack([np.sort(rng.choice(np.arange(1, SEQ), PREDICTIONS, replace=False))
-                        for _ in range(BATCH)]).astype(np.int32)
-  weights = np.ones((BATCH, PREDICTIONS), np.float32)
-  weights[0, -1] = 0.0
-  masked = original.copy()
-  for b in range(BATCH):
-    for p in range(PREDICTIONS):
-      if weights[b, p]:
-        masked[b, positions[b, p]] = mask_id
-  ids = np.take_along_axis(original, positions, axis=1) * (weights > 0)
-  return dict(input_word_ids=tf.constant(masked),
-              input_mask=tf.ones([BATCH, SEQ], tf.int32),
-              input_type_ids=tf.zeros([BATCH, SEQ], tf.int32),
-              masked_lm_positions=tf.constant(positions),
-              masked_lm_ids=tf.constant(ids.astype(np.int32)),
-              masked_lm_weights=tf.constant(weights))
+def sample_batches(task, num_batches=2):
+  """The first training batches of the task's own input pipeline."""
+  return list(task.build_inputs(is_training=True).take(num_batches))
 
 
 def run_steps(task, num_steps, learning_rate=3e-3):
-  """Trains on fixed tiny batches with Adam; returns the per-step total losses and metrics."""
+  """Trains with Adam on two data/sample batches in turn; returns model, losses, metrics."""
   model = task.build_model()
   metrics = task.build_metrics()
   optimizer = tf_keras.optimizers.Adam(learning_rate)
-  batches = [tiny_batch(seed) for seed in range(2)]
+  batches = sample_batches(task)
 
   @tf.function
   def train_step(batch, step):

@@ -2,13 +2,13 @@ import numpy as np
 import tensorflow as tf
 
 from tasks.script_pretraining import ScriptPretrainingTask
-from tests.tasks.objective_helpers import run_steps, tiny_batch, tiny_data, tiny_encoder
+from tests.tasks.objective_helpers import run_steps, sample_batches, tiny_data, tiny_encoder
 
 
 def test_total_is_mlm_plus_fifty_disc():
   task = ScriptPretrainingTask(tiny_encoder(), tiny_data(), seed=1)
   model = task.build_model()
-  batch = tiny_batch()
+  batch = sample_batches(task, 1)[0]
   outputs = model(task.model_inputs(batch, tf.constant(0), training=True), training=False)
   result = task.compute_losses(batch, outputs)
   np.testing.assert_allclose(
@@ -24,4 +24,4 @@ def test_both_losses_fall_over_a_short_run():
   assert last < 0.9 * first, (first, last)
   for name in ("masked_lm_loss", "disc_loss"):
     assert np.mean([h[name] for h in history[-4:]]) < np.mean([h[name] for h in history[:4]])
-  assert np.isfinite(model.pseudo_log_likelihood(tiny_batch()).numpy()).all()
+  assert np.isfinite(model.pseudo_log_likelihood(sample_batches(task, 1)[0]).numpy()).all()

@@ -2,7 +2,7 @@ import numpy as np
 import tensorflow as tf
 
 from tasks.teams_pretraining import TeamsPretrainingTask
-from tests.tasks.objective_helpers import run_steps, tiny_batch, tiny_data, tiny_encoder
+from tests.tasks.objective_helpers import run_steps, sample_batches, tiny_data, tiny_encoder
 
 
 def _task(**kwargs):
@@ -14,7 +14,7 @@ def test_paper_defaults_and_total_loss_is_equation_9():
   assert (task.mlm_weight, task.rtd_weight, task.mws_weight) == (1.0, 5.0, 2.0)
   assert task.num_negatives == 5
   model = task.build_model()
-  batch = tiny_batch()
+  batch = sample_batches(task, 1)[0]
   outputs = model(task.model_inputs(batch, tf.constant(0), training=True), training=False)
   result = task.compute_losses(batch, outputs)
   losses = result.losses
