@@ -7,7 +7,7 @@ The vocab starts with [PAD] [UNK] [CLS] [SEP] [MASK] (ids 0-4, BERT's order), th
 learned word pieces ("##" marks a piece that continues a word). Text is normalised as the
 tokenizer will normalise it (data.tokenization), and read with the same bad-input rules as
 the preprocessing job (invalid UTF-8 / overlong lines and binary / empty files skipped).
-A small corpus may yield fewer than --vocab_size tokens.
+--vocab_size is a target: a small corpus may give fewer tokens (or a few % more).
 """
 from typing import List, Optional, Sequence, Union
 
@@ -30,7 +30,8 @@ def build_vocab(input_files: Union[str, Sequence[str]], vocab_size: int,
 
   Args:
     input_files: comma-separated globs, or a list of globs; each must match a file.
-    vocab_size: target size, special tokens included (an upper bound).
+    vocab_size: target size, special tokens included; the learner lands near it (within a
+      few % on big corpora; a small corpus may give fewer, or some more).
     lower_case: lower-case the text (use the same setting when tokenising).
     strip_accents: strip accents; None follows lower_case.
     min_token_count: lowest word count the learner considers (tensorflow-text's
@@ -40,8 +41,9 @@ def build_vocab(input_files: Union[str, Sequence[str]], vocab_size: int,
     The vocab, special tokens first.
   """
   strip_accents = lower_case if strip_accents is None else strip_accents
+  files = text_reading.list_input_files(input_files)  # Fails early, naming the pattern.
   lines = tf.data.Dataset.from_generator(
-      lambda: text_reading.iter_corpus_lines(input_files),
+      lambda: text_reading.iter_corpus_lines(files),
       output_signature=tf.TensorSpec([], tf.string))
   texts = lines.batch(_LINES_PER_BATCH).map(
       lambda batch: tokenization.normalize_texts(batch, lower_case, strip_accents))
@@ -49,8 +51,8 @@ def build_vocab(input_files: Union[str, Sequence[str]], vocab_size: int,
       texts, vocab_size=vocab_size, reserved_tokens=list(tokenization.SPECIAL_TOKENS),
       bert_tokenizer_params={"lower_case": False},
       learn_params={"lower_thresh": min_token_count})
-  if len(vocab) < vocab_size:
-    logging.warning("The corpus yields %d tokens, fewer than --vocab_size=%d.", len(vocab),
+  if len(vocab) != vocab_size:
+    logging.warning("The learner returned %d tokens for --vocab_size=%d.", len(vocab),
                     vocab_size)
   return vocab
 
@@ -66,7 +68,7 @@ FLAGS = flags.FLAGS
 
 def define_flags():
   flags.DEFINE_string("input_files", None, "Comma-separated globs of input text files.")
-  flags.DEFINE_integer("vocab_size", 30522, "Target vocab size (an upper bound).")
+  flags.DEFINE_integer("vocab_size", 30522, "Target vocab size, special tokens included.")
   flags.DEFINE_string("output", None, "Vocab file to write.")
   flags.DEFINE_bool("lower_case", False, "Lower-case the text.")
   flags.DEFINE_bool("strip_accents", None, "Strip accents (default: same as --lower_case).")
@@ -77,10 +79,13 @@ def define_flags():
 
 def main(argv):
   del argv
-  vocab = build_vocab(FLAGS.input_files, FLAGS.vocab_size, FLAGS.lower_case,
-                      FLAGS.strip_accents, FLAGS.min_token_count)
-  write_vocab(vocab, FLAGS.output)
-  logging.info("Wrote %d tokens to %s.", len(vocab), FLAGS.output)
+  try:
+    vocab = build_vocab(FLAGS.input_files, FLAGS.vocab_size, FLAGS.lower_case,
+                        FLAGS.strip_accents, FLAGS.min_token_count)
+    write_vocab(vocab, FLAGS.output)
+    logging.info("Wrote %d tokens to %s.", len(vocab), FLAGS.output)
+  except ValueError as e:  # Bad input or settings: the message says which.
+    raise SystemExit(f"error: {e}") from e
 
 
 if __name__ == "__main__":

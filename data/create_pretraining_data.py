@@ -179,16 +179,20 @@ def main(argv):
   dupe_factor = FLAGS.dupe_factor
   if dupe_factor is None:
     dupe_factor = 40 if FLAGS.static_masking else 1
-  run(FLAGS.input_files, FLAGS.vocab_file, FLAGS.output_dir,
-      max_seq_length=FLAGS.max_seq_length, max_predictions_per_seq=FLAGS.max_predictions_per_seq,
-      masked_lm_prob=FLAGS.masked_lm_prob, dupe_factor=dupe_factor, num_shards=FLAGS.num_shards,
-      seed=FLAGS.seed, mask_strategy=FLAGS.mask_strategy, whole_word_mask=FLAGS.whole_word_mask,
-      max_ngram=FLAGS.max_ngram, static_masking=FLAGS.static_masking,
-      lower_case=FLAGS.lower_case, strip_accents=FLAGS.strip_accents,
-      short_seq_prob=FLAGS.short_seq_prob, single_segment_prob=FLAGS.single_segment_prob,
-      max_line_bytes=FLAGS.max_line_bytes, runner=FLAGS.runner,
-      num_workers=FLAGS.num_workers,
-      beam_pipeline_args=shlex.split(FLAGS.beam_pipeline_args))
+  try:
+    run(FLAGS.input_files, FLAGS.vocab_file, FLAGS.output_dir,
+        max_seq_length=FLAGS.max_seq_length,
+        max_predictions_per_seq=FLAGS.max_predictions_per_seq,
+        masked_lm_prob=FLAGS.masked_lm_prob, dupe_factor=dupe_factor,
+        num_shards=FLAGS.num_shards, seed=FLAGS.seed, mask_strategy=FLAGS.mask_strategy,
+        whole_word_mask=FLAGS.whole_word_mask, max_ngram=FLAGS.max_ngram,
+        static_masking=FLAGS.static_masking, lower_case=FLAGS.lower_case,
+        strip_accents=FLAGS.strip_accents, short_seq_prob=FLAGS.short_seq_prob,
+        single_segment_prob=FLAGS.single_segment_prob, max_line_bytes=FLAGS.max_line_bytes,
+        runner=FLAGS.runner, num_workers=FLAGS.num_workers,
+        beam_pipeline_args=shlex.split(FLAGS.beam_pipeline_args))
+  except ValueError as e:  # Bad input or settings: the message says which.
+    raise SystemExit(f"error: {e}") from e
 
 
 if __name__ == "__main__":
