@@ -33,8 +33,10 @@ class MaskedLMHead(tf_keras.layers.Layer):
     initializer_range: stddev of the dense layer's initialiser.
     norm_epsilon: LayerNorm epsilon.
 
-  Call inputs: `sequence_output` [batch, seq, hidden], `masked_positions` int [batch, P].
-  Call output: float32 logits [batch, P, vocab_size].
+  Call inputs: `sequence_output` [batch, seq, hidden], `masked_positions` int [batch, P],
+    optional `candidate_ids` int [batch, P, C].
+  Call output: float32 logits [batch, P, vocab_size], or [batch, P, C] for the candidates
+    only when `candidate_ids` is given.
   """
 
   def __init__(self, embedding_network: EmbeddingNetwork, initializer_range=0.02,
@@ -62,32 +64,15 @@ class MaskedLMHead(tf_keras.layers.Layer):
     hidden = gather_positions(sequence_output, masked_positions)
     return self.layer_norm(self.dense(hidden))
 
-  def call(self, sequence_output, masked_positions):
+  def call(self, sequence_output, masked_positions, candidate_ids=None):
     hidden = self.transform(sequence_output, masked_positions)
     table = self.embedding_network.embedding_table
-    logits = tf.einsum("bpe,ve->bpv", hidden, table)
-    return logits + self.output_bias
-
-  def candidate_logits(self, sequence_output, masked_positions, candidate_ids):
-    """The same logits, computed only for a few candidate ids per position.
-
-    Equal to gathering `call(...)` at `candidate_ids`, without the [batch, P, vocab] matmul
-    (TEAMS' multi-word selection scores K + 1 candidates per masked position).
-
-    Args:
-      sequence_output: [batch, seq, hidden].
-      masked_positions: int [batch, P].
-      candidate_ids: int [batch, P, C].
-
-    Returns:
-      float32 logits [batch, P, C].
-    """
-    if not self.built:
-      self.build(None)
-    hidden = self.transform(sequence_output, masked_positions)
+    if candidate_ids is None:
+      return tf.einsum("bpe,ve->bpv", hidden, table) + self.output_bias
+    # Only the candidates' logits (TEAMS' multi-word selection): equal to gathering the
+    # full logits at `candidate_ids`, without the [batch, P, vocab] matmul.
     candidate_ids = tf.cast(candidate_ids, tf.int32)
-    candidate_embeddings = tf.gather(self.embedding_network.embedding_table, candidate_ids)
-    logits = tf.einsum("bpe,bpce->bpc", hidden, candidate_embeddings)
+    logits = tf.einsum("bpe,bpce->bpc", hidden, tf.gather(table, candidate_ids))
     return logits + tf.gather(self.output_bias, candidate_ids)
 
   def get_config(self):
