@@ -57,7 +57,7 @@ class TeamsPretrainer(tf_keras.Model):
     generator: the generator TransformerEncoder.
     generator_mlm_head: MaskedLMHead on the generator.
     rtd_head: AttentionTaskHead (k layers + RTDHead) reading the encoder's layer L - k.
-    mws_head: MaskedLMHead on the encoder output, used through `candidate_logits`.
+    mws_head: MaskedLMHead on the encoder output, called with the candidate ids.
 
   Call inputs: dict `input_word_ids`, `input_mask`, `input_type_ids` int32 [batch, seq];
     `masked_lm_positions`, `masked_lm_ids` int32 [batch, P]; `masked_lm_weights` float32
@@ -145,8 +145,8 @@ class TeamsPretrainer(tf_keras.Model):
         dict(encoder_inputs, input_word_ids=corrupted_word_ids), training=training)
     rtd_logits = self.rtd_head(self._task_agnostic_output(discriminator_output),
                                inputs["input_mask"], training=training)
-    mws_logits = self.mws_head.candidate_logits(discriminator_output["sequence_output"],
-                                                positions, candidate_ids)
+    mws_logits = self.mws_head(discriminator_output["sequence_output"], positions,
+                               candidate_ids=candidate_ids)
     return dict(mlm_logits=mlm_logits, sampled_ids=sampled_ids,
                 corrupted_word_ids=corrupted_word_ids, rtd_labels=rtd_labels,
                 rtd_logits=rtd_logits, candidate_ids=candidate_ids, mws_labels=mws_labels,

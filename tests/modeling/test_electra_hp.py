@@ -113,3 +113,19 @@ def test_hp_dist_samples_from_the_head_softmax():
 def test_rejects_unknown_method():
   with pytest.raises(ValueError):
     _model("hp_both")
+
+
+@pytest.mark.parametrize("method", ["hp_loss", "hp_dist"])
+def test_sampling_is_float32_under_mixed_precision(method):
+  import tf_keras
+  tf_keras.mixed_precision.set_global_policy("mixed_bfloat16")
+  try:
+    model = _model(method)
+    inputs = _inputs()
+    outputs = model(inputs, training=False)
+    feedback = hardness_feedback(method, inputs, outputs)
+  finally:
+    tf_keras.mixed_precision.set_global_policy("float32")
+  for name in ("mlm_logits", "sampling_logits", "sampling_log_probs", "rtd_logits"):
+    assert outputs[name].dtype == tf.float32, name
+  assert feedback["sampling_head_losses"].dtype == tf.float32

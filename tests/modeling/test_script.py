@@ -100,3 +100,16 @@ def test_pseudo_log_likelihood_is_a_per_sentence_sum_that_ignores_padding():
 def test_rejects_non_positive_temperature():
   with pytest.raises(ValueError):
     ScriptPretrainer(encoder_config("tiny", vocab_size=VOCAB), gumbel_temperature=0.0)
+
+
+def test_critic_is_float32_under_mixed_precision():
+  import tf_keras
+  tf_keras.mixed_precision.set_global_policy("mixed_bfloat16")
+  try:
+    model = ScriptPretrainer(encoder_config("tiny", vocab_size=VOCAB))
+    outputs = model(_inputs(), training=False)
+    pll = model.pseudo_log_likelihood(_inputs())
+  finally:
+    tf_keras.mixed_precision.set_global_policy("float32")
+  assert outputs["mlm_logits"].dtype == tf.float32 and outputs["rtd_logits"].dtype == tf.float32
+  assert pll.dtype == tf.float32

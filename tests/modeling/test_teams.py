@@ -169,3 +169,14 @@ def test_fold_in_seeds_gives_distinct_reproducible_streams_per_example():
     assert not np.allclose(noise[a][0], noise[a][1])  # examples differ
     for b in range(a + 1, 3):
       assert not np.allclose(noise[a], noise[b])  # streams differ
+
+
+def test_losses_inputs_stay_float32_under_mixed_precision():
+  import tf_keras
+  tf_keras.mixed_precision.set_global_policy("mixed_bfloat16")
+  try:
+    outputs = TeamsPretrainer(_config())(_inputs(), training=False)
+  finally:
+    tf_keras.mixed_precision.set_global_policy("float32")
+  for name in ("mlm_logits", "rtd_logits", "mws_logits"):
+    assert outputs[name].dtype == tf.float32, name
