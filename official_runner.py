@@ -12,6 +12,7 @@ import os
 
 from absl import app
 from absl import flags
+from absl import logging
 import gin
 
 FLAGS = flags.FLAGS
@@ -19,7 +20,6 @@ flags.DEFINE_enum("mode", None, ["train", "eval", "train_and_eval", "export"], "
 flags.DEFINE_multi_string("gin_file", [], "Gin config files, applied in order.")
 flags.DEFINE_multi_string("gin_param", [], "Gin bindings applied after the files.")
 flags.DEFINE_string("model_dir", None, "Where checkpoints, summaries and exports go.")
-flags.mark_flags_as_required(["mode", "model_dir"])
 
 REPO_ROOT = os.path.dirname(os.path.abspath(__file__))
 
@@ -47,6 +47,8 @@ def parse_config(gin_files, gin_params):
 
 def main(argv):
   del argv
+  if not FLAGS["verbosity"].present:
+    logging.set_verbosity(logging.WARNING)  # orbit prints progress itself; --verbosity=0 for all
   from training.experiment import run_experiment  # pylint: disable=g-import-not-at-top
   import tensorflow as tf  # pylint: disable=g-import-not-at-top
   parse_config(FLAGS.gin_file, FLAGS.gin_param)
@@ -57,4 +59,5 @@ def main(argv):
 
 
 if __name__ == "__main__":
+  flags.mark_flags_as_required(["mode", "model_dir"])  # here: importers only parse configs
   app.run(main)

@@ -45,9 +45,10 @@ def create_optimizer(total_steps: int, optimizer: str = "adamw",
   """
   if optimizer not in OPTIMIZERS:
     raise ValueError(f"Unknown optimizer {optimizer!r}; choose one of {OPTIMIZERS}")
-  if total_steps < 1 or warmup_steps < 0:
-    raise ValueError(f"need total_steps >= 1 and warmup_steps >= 0, got {total_steps}, "
-                     f"{warmup_steps}")
+  if not 0 <= warmup_steps < total_steps:
+    # The warm-up ends at the decay line's value there: 0 if it lasts the whole run.
+    raise ValueError(f"create_optimizer needs 0 <= warmup_steps < total_steps, got "
+                     f"warmup_steps={warmup_steps}, total_steps={total_steps}")
   optimizer_params = dict(beta_1=beta_1, beta_2=beta_2, epsilon=epsilon,
                           weight_decay_rate=weight_decay_rate,
                           exclude_from_weight_decay=list(exclude_from_weight_decay))

@@ -6,6 +6,7 @@ from modeling.encoder_config import encoder_config
 from tasks.bert_pretraining import BertPretrainingTask
 from tasks.electra_pretraining import ElectraPretrainingTask
 from tasks.pretraining_task import PretrainingData
+from training import precision
 from training.optimization import create_optimizer
 from training.trainer import PretrainingTrainer
 
@@ -70,11 +71,16 @@ def distributed_batches(strategy, examples, global_batch_size, repeat=True):
 
 
 def build_trainer(task, strategy, examples, learning_rate=1e-3, total_steps=1000,
-                  eval_examples=None, **trainer_kwargs):
-  """Model, optimizer (AdamW, no warm-up) and trainer in `strategy`'s scope."""
+                  eval_examples=None, precision_policy="float32", **trainer_kwargs):
+  """Model, optimizer (AdamW, no warm-up) and trainer in `strategy`'s scope.
+
+  Set the global precision policy before; `precision_policy` only decides loss scaling.
+  """
   with strategy.scope():
     model = task.build_model()
-    optimizer = create_optimizer(total_steps, learning_rate=learning_rate, warmup_steps=0)
+    optimizer = precision.with_loss_scaling(
+        create_optimizer(total_steps, learning_rate=learning_rate, warmup_steps=0),
+        precision_policy)
     iterator = iter(distributed_batches(strategy, examples, task.data.train_batch_size))
     eval_dataset = None
     if eval_examples is not None:

@@ -6,6 +6,7 @@ import tf_keras
 from tests.training.helpers import build_trainer
 from tests.training.helpers import pretraining_examples
 from tests.training.helpers import tiny_task
+from training import precision
 
 
 def _trainer_and_first_losses(kind, strategy, num_steps=3):
@@ -85,3 +86,20 @@ def test_evaluation_reports_every_metric_over_the_whole_eval_set():
   assert trainer.eval_losses.count.numpy() == 8
   # Same batches, same seeds: an evaluation is repeatable.
   assert trainer.evaluate(tf.constant(-1)) == output
+
+
+@pytest.mark.parametrize("policy", ["mixed_bfloat16", "mixed_float16"])
+def test_mixed_precision_trains_with_float32_losses(policy):
+  try:
+    precision.set_precision_policy(policy)
+    trainer, _ = build_trainer(tiny_task("bert"), tf.distribute.get_strategy(),
+                               pretraining_examples(16), learning_rate=3e-3,
+                               precision_policy=policy)
+    first = trainer.train(tf.constant(3))
+    last = trainer.train(tf.constant(10))
+  finally:
+    precision.set_precision_policy("float32")
+  assert precision.is_loss_scaled(trainer.optimizer) == (policy == "mixed_float16")
+  assert trainer.model.encoder.compute_dtype == policy.split("_")[1]
+  assert trainer.model.encoder.embedding_table.dtype == tf.float32
+  assert np.isfinite(last["total_loss"]) and last["total_loss"] < first["total_loss"]
