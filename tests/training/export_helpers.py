@@ -1,0 +1,65 @@
+"""Tiny tasks and models (random weights) for the export tests: SCRIPT, GLUE MRPC, SQuAD v2."""
+import json
+import os
+
+import tensorflow as tf
+
+from modeling.encoder_config import encoder_config
+from modeling.script import ScriptPretrainer
+from tasks.finetuning_task import FinetuningData
+from tasks.glue_task import GlueTask
+from tasks.pretraining_task import PretrainingData
+from tasks.script_pretraining import ScriptPretrainingTask
+from tasks.squad_task import SquadTask
+
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+VOCAB_FILE = os.path.join(REPO, "data", "sample", "vocab.txt")
+VOCAB_SIZE, SEQ = 7669, 32
+MAX_QUERY_LENGTH = 8
+
+
+def tiny_config():
+  return encoder_config("tiny", vocab_size=VOCAB_SIZE, overrides=dict(
+      dropout_rate=0.0, attention_dropout_rate=0.0, max_sequence_length=64))
+
+
+def write_meta_data(data_dir, **meta_data):
+  """A records folder holding only meta_data.json: export reads no records."""
+  os.makedirs(data_dir, exist_ok=True)
+  meta_data.update(max_seq_length=SEQ, vocab_file=VOCAB_FILE, lower_case=True,
+                   num_records={}, eval_splits=["dev"], test_splits=[])
+  with open(os.path.join(data_dir, "meta_data.json"), "w") as f:
+    json.dump(meta_data, f)
+  return FinetuningData(data_dir=data_dir)
+
+
+def script_task():
+  data = PretrainingData(seq_length=SEQ, max_predictions_per_seq=4)
+  return ScriptPretrainingTask(tiny_config(), data, seed=1)
+
+
+def glue_task(tmp_dir):
+  data = write_meta_data(os.path.join(tmp_dir, "mrpc"), task="mrpc", labels=["0", "1"],
+                         is_regression=False)
+  return GlueTask(tiny_config(), data, task_name="mrpc", seed=2)
+
+
+def squad_task(tmp_dir):
+  data = write_meta_data(os.path.join(tmp_dir, "squad"), task="squad_v2", version="v2.0",
+                         doc_stride=128, max_query_length=MAX_QUERY_LENGTH)
+  return SquadTask(tiny_config(), data, seed=3, head_inner_size=16, beam_size=5,
+                   max_answer_length=6)
+
+
+def built_model(task):
+  """The task's model with its variables created (random weights)."""
+  model = task.build_model()
+  ids = tf.zeros([1, SEQ], tf.int32)
+  inputs = dict(input_word_ids=ids, input_mask=tf.ones_like(ids), input_type_ids=ids)
+  if isinstance(model, ScriptPretrainer):
+    model.pseudo_log_likelihood(inputs)
+  elif isinstance(task, SquadTask):
+    model(dict(inputs, paragraph_mask=tf.ones_like(ids)), training=False)
+  else:
+    model(inputs, training=False)
+  return model

@@ -1,0 +1,30 @@
+"""Which checkpoint an eval or export run restores: --checkpoint, else the latest in DIR."""
+from typing import Optional
+
+import tensorflow as tf
+
+from training.checkpoints import resolve_checkpoint_path
+
+
+def restore_path(checkpoint_path: str, latest: Optional[str], mode: str, model_dir: str) -> str:
+  """The checkpoint prefix to restore.
+
+  Args:
+    checkpoint_path: --checkpoint: a prefix (DIR/ckpt-4) or a directory ("" = none given).
+    latest: the latest checkpoint in model_dir, or None.
+    mode: the run's mode (for the message).
+    model_dir: the run's directory (for the message).
+
+  Raises:
+    FileNotFoundError: naming what is missing.
+  """
+  if not checkpoint_path:
+    if latest is None:
+      raise FileNotFoundError(f"--mode={mode} needs a checkpoint: none in {model_dir} and no "
+                              "--checkpoint given")
+    return latest
+  path = resolve_checkpoint_path(checkpoint_path)
+  if not tf.io.gfile.exists(path + ".index"):
+    raise FileNotFoundError(f"--checkpoint={checkpoint_path}: no checkpoint {path} "
+                            f"({path}.index does not exist)")
+  return path
