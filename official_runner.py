@@ -3,10 +3,11 @@
   python official_runner.py --mode=train_and_eval --gin_file=configs/quickstart.gin \
       --model_dir=/tmp/run [--gin_param='TrainerConfig.train_steps = 100']
 
-Modes: train, eval (the latest checkpoint in --model_dir), train_and_eval (evaluates every
-TrainerConfig.validation_interval steps and at the end), export (the pretrained encoder
-as a SavedModel under DIR/export/encoder/<step>/). Every binding is checked when the files
-are parsed, so a misspelled name fails before anything runs.
+Modes: train, eval (the latest checkpoint in --model_dir, or --checkpoint), train_and_eval
+(evaluates every TrainerConfig.validation_interval steps and at the end), export (SavedModels
+under DIR/export/<name>/<step>/ from the same checkpoint; which ones follows from the task,
+see training/export_task.py). Every binding is checked when the files are parsed, so a
+misspelled name fails before anything runs.
 """
 import os
 
@@ -20,6 +21,8 @@ flags.DEFINE_enum("mode", None, ["train", "eval", "train_and_eval", "export"], "
 flags.DEFINE_multi_string("gin_file", [], "Gin config files, applied in order.")
 flags.DEFINE_multi_string("gin_param", [], "Gin bindings applied after the files.")
 flags.DEFINE_string("model_dir", None, "Where checkpoints, summaries and exports go.")
+flags.DEFINE_string("checkpoint", "", "eval/export: this checkpoint (prefix or directory) "
+                    "instead of the latest one in --model_dir.")
 
 REPO_ROOT = os.path.dirname(os.path.abspath(__file__))
 
@@ -55,7 +58,7 @@ def main(argv):
   tf.io.gfile.makedirs(FLAGS.model_dir)
   with tf.io.gfile.GFile(os.path.join(FLAGS.model_dir, f"{FLAGS.mode}_config.gin"), "w") as f:
     f.write(gin.config_str())
-  run_experiment(FLAGS.mode, FLAGS.model_dir)
+  run_experiment(FLAGS.mode, FLAGS.model_dir, checkpoint_path=FLAGS.checkpoint)
 
 
 if __name__ == "__main__":

@@ -17,9 +17,10 @@ from tasks.pretraining_task import PretrainingTask
 from training import distribution
 from training import precision
 from training.checkpoints import Rollback
+from training.checkpoint_path import restore_path
 from training.checkpoints import training_checkpoint
 from training.checkpoints import warm_start
-from training.export import export_encoder
+from training.export_task import export_for_task
 from training.optimization import create_optimizer
 from training.reporting import MetricsFile
 from training.reporting import ProgressLine
@@ -111,10 +112,13 @@ def checkpoint_dir(model_dir: str, strategy: tf.distribute.Strategy) -> str:
   return os.path.join(model_dir, "worker_scratch", f"{resolver.task_type}_{resolver.task_id}")
 
 
-@gin.configurable(denylist=["mode", "model_dir"])
-def run_experiment(mode: str, model_dir: str, task: PretrainingTask = gin.REQUIRED
-                   ) -> Optional[Dict[str, float]]:
+@gin.configurable(denylist=["mode", "model_dir", "checkpoint_path"])
+def run_experiment(mode: str, model_dir: str, task: PretrainingTask = gin.REQUIRED,
+                   checkpoint_path: str = "") -> Optional[Dict[str, float]]:
   """Runs `mode` ("train", "eval", "train_and_eval" or "export") in `model_dir`.
+
+  `checkpoint_path` (eval, export): a checkpoint prefix or directory to restore instead of the
+  latest checkpoint in `model_dir`.
 
   Returns:
     The last evaluation's metrics (eval modes), else None.
@@ -161,16 +165,15 @@ def run_experiment(mode: str, model_dir: str, task: PretrainingTask = gin.REQUIR
     with strategy.scope():
       warm_start(model, config.init_checkpoint)
   if not training:
-    if manager.latest_checkpoint is None:
-      raise FileNotFoundError(f"--mode={mode} needs a checkpoint in {model_dir}")
+    restored = restore_path(checkpoint_path, manager.latest_checkpoint, mode, model_dir)
     with strategy.scope():
-      checkpoint.read(manager.latest_checkpoint).expect_partial()
-    print(f"restored {manager.latest_checkpoint} (step {optimizer.iterations.numpy()})",
-          flush=True)
+      checkpoint.read(restored).expect_partial()
+    print(f"restored {restored} (step {optimizer.iterations.numpy()})", flush=True)
 
   if mode == "export":
-    path = export_encoder(model.encoder, model_dir, int(optimizer.iterations.numpy()))
-    print(f"exported the encoder to {path}", flush=True)
+    for name, path in export_for_task(task, model, model_dir,
+                                      int(optimizer.iterations.numpy())).items():
+      print(f"exported {name} to {path}", flush=True)
     return None
 
   controller = orbit.Controller(
