@@ -50,8 +50,8 @@ def text_preprocessor(task, config: ExportConfig) -> Optional[TextPreprocessor]:
   return preprocessor
 
 
-def export_for_task(task, model: tf_keras.Model, model_dir: str, version: int
-                    ) -> Dict[str, str]:
+def export_for_task(task, model: tf_keras.Model, model_dir: str, version: int,
+                    config: Optional[ExportConfig] = None) -> Dict[str, str]:
   """Writes the task's exports under DIR/export/ (see the module docstring).
 
   Args:
@@ -59,11 +59,12 @@ def export_for_task(task, model: tf_keras.Model, model_dir: str, version: int
     model: its restored model.
     model_dir: the run's directory.
     version: the export version (the restored step).
+    config: the ExportConfig (None: the gin-bound one).
 
   Returns:
     export name -> path written.
   """
-  preprocessor = text_preprocessor(task, ExportConfig())
+  preprocessor = text_preprocessor(task, config or ExportConfig())
   if isinstance(task, GlueTask):
     module = GlueServingModule(model, task.spec, preprocessor)
     name = f"glue_{task.spec.name}"

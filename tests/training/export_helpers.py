@@ -48,7 +48,7 @@ def squad_task(tmp_dir):
   data = write_meta_data(os.path.join(tmp_dir, "squad"), task="squad_v2", version="v2.0",
                          doc_stride=128, max_query_length=MAX_QUERY_LENGTH)
   return SquadTask(tiny_config(), data, seed=3, head_inner_size=16, beam_size=5,
-                   max_answer_length=6)
+                   max_answer_length=6, null_threshold=1e9)
 
 
 def built_model(task):
