@@ -23,12 +23,16 @@ from absl import flags
 REPO_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 FLAGS = flags.FLAGS
-flags.DEFINE_multi_string("gin_file", [], "Fine-tuning gin files, as for official_runner.")
-flags.DEFINE_multi_string("gin_param", [], "Gin bindings, as for official_runner.")
-flags.DEFINE_integer("num_seeds", 10, "Fine-tuning runs (the ELECTRA paper: 10).")
-flags.DEFINE_integer("first_seed", 0, "Seeds are first_seed, first_seed + 1, ...")
-flags.DEFINE_string("output_dir", None, "One model dir per seed goes under it.")
-flags.mark_flags_as_required(["gin_file", "output_dir"])
+
+
+def define_flags():
+  """Defines the command-line flags (absl)."""
+  flags.DEFINE_multi_string("gin_file", [], "Fine-tuning gin files, as for official_runner.")
+  flags.DEFINE_multi_string("gin_param", [], "Gin bindings, as for official_runner.")
+  flags.DEFINE_integer("num_seeds", 10, "Fine-tuning runs (the ELECTRA paper: 10).")
+  flags.DEFINE_integer("first_seed", 0, "Seeds are first_seed, first_seed + 1, ...")
+  flags.DEFINE_string("output_dir", None, "One model dir per seed goes under it.")
+  flags.mark_flags_as_required(["output_dir"])
 
 
 def last_evaluation(metrics_file: str) -> Dict[str, float]:
@@ -62,6 +66,8 @@ def run_seed(seed: int, model_dir: str) -> Dict[str, float]:
 
 def main(argv):
   del argv
+  if not FLAGS.gin_file:
+    raise app.UsageError("--gin_file: give the task's fine-tuning config")
   seeds = range(FLAGS.first_seed, FLAGS.first_seed + FLAGS.num_seeds)
   results = [run_seed(seed, os.path.join(FLAGS.output_dir, f"seed_{seed}")) for seed in seeds]
   summary = summarize(results)
@@ -73,4 +79,5 @@ def main(argv):
 
 
 if __name__ == "__main__":
+  define_flags()
   app.run(main)

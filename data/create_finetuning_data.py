@@ -141,22 +141,26 @@ def create_squad_data(task: str, tokenizer: WordpieceTokenizer, output_dir: str,
 
 
 FLAGS = flags.FLAGS
-flags.DEFINE_enum("task", None, sorted(GLUE_TASKS) + sorted(SQUAD_VERSIONS),
-                  "The task to preprocess.")
-flags.DEFINE_enum("source", "files", ["files", "tfds"],
-                  "files: the official TSV/JSON files in --input_dir; tfds: prepared TFDS "
-                  "datasets (glue/<task>, squad/v1.1, squad/v2.0).")
-flags.DEFINE_string("input_dir", None,
-                    "GLUE: the task's folder (e.g. glue_data/MNLI); SQuAD: the folder with "
-                    "train-v1.1.json and dev-v1.1.json (or the v2.0 pair). --source=files.")
-flags.DEFINE_string("tfds_data_dir", None, "TFDS data directory (--source=tfds only).")
-flags.DEFINE_string("vocab_file", None, "The pretraining WordPiece vocab.")
-flags.DEFINE_bool("lower_case", True, "Lower-case (and strip accents), as in pretraining.")
-flags.DEFINE_string("output_dir", None, "Where the records and meta_data.json go.")
-flags.DEFINE_integer("max_seq_length", 128, "Sequence length (ELECTRA: 128 GLUE, 512 SQuAD).")
-flags.DEFINE_integer("doc_stride", 128, "SQuAD: word pieces between window starts.")
-flags.DEFINE_integer("max_query_length", 64, "SQuAD: questions are cut to this many pieces.")
-flags.mark_flags_as_required(["task", "vocab_file", "output_dir"])
+
+
+def define_flags():
+  """Defines the command-line flags (absl)."""
+  flags.DEFINE_enum("task", None, sorted(GLUE_TASKS) + sorted(SQUAD_VERSIONS),
+                    "The task to preprocess.")
+  flags.DEFINE_enum("source", "files", ["files", "tfds"],
+                    "files: the official TSV/JSON files in --input_dir; tfds: prepared TFDS "
+                    "datasets (glue/<task>, squad/v1.1, squad/v2.0).")
+  flags.DEFINE_string("input_dir", None,
+                      "GLUE: the task's folder (e.g. glue_data/MNLI); SQuAD: the folder with "
+                      "train-v1.1.json and dev-v1.1.json (or the v2.0 pair). --source=files.")
+  flags.DEFINE_string("tfds_data_dir", None, "TFDS data directory (--source=tfds only).")
+  flags.DEFINE_string("vocab_file", None, "The pretraining WordPiece vocab.")
+  flags.DEFINE_bool("lower_case", True, "Lower-case (and strip accents), as in pretraining.")
+  flags.DEFINE_string("output_dir", None, "Where the records and meta_data.json go.")
+  flags.DEFINE_integer("max_seq_length", 128, "Sequence length (ELECTRA: 128 GLUE, 512 SQuAD).")
+  flags.DEFINE_integer("doc_stride", 128, "SQuAD: word pieces between window starts.")
+  flags.DEFINE_integer("max_query_length", 64, "SQuAD: questions are cut to this many pieces.")
+  flags.mark_flags_as_required(["task", "vocab_file", "output_dir"])
 
 
 def main(argv):
@@ -180,4 +184,5 @@ def main(argv):
 
 
 if __name__ == "__main__":
+  define_flags()
   app.run(main)

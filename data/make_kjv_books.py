@@ -77,12 +77,16 @@ def write_splits(verses: Dict[str, List[str]], output_dir: str, per_book: int,
 
 
 FLAGS = flags.FLAGS
-flags.DEFINE_string("corpus", "data/sample/kjv.txt", "The KJV, one verse per line.")
-flags.DEFINE_string("output_dir", "data/sample/kjv_books", "Where the TSV files go.")
-flags.DEFINE_integer("per_book", 250, "Verses drawn from each book.")
-flags.DEFINE_float("dev_fraction", 0.2, "Share of the verses in dev.tsv.")
-flags.DEFINE_float("test_fraction", 0.2, "Share of the verses in test.tsv.")
-flags.DEFINE_integer("seed", 0, "Sampling and shuffling seed.")
+
+
+def define_flags():
+  """Defines the command-line flags (absl)."""
+  flags.DEFINE_string("corpus", "data/sample/kjv.txt", "The KJV, one verse per line.")
+  flags.DEFINE_string("output_dir", "data/sample/kjv_books", "Where the TSV files go.")
+  flags.DEFINE_integer("per_book", 250, "Verses drawn from each book.")
+  flags.DEFINE_float("dev_fraction", 0.2, "Share of the verses in dev.tsv.")
+  flags.DEFINE_float("test_fraction", 0.2, "Share of the verses in test.tsv.")
+  flags.DEFINE_integer("seed", 0, "Sampling and shuffling seed.")
 
 
 def main(argv):
@@ -95,4 +99,5 @@ def main(argv):
 
 
 if __name__ == "__main__":
+  define_flags()
   app.run(main)

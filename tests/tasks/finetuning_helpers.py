@@ -30,13 +30,13 @@ def write_tsv(path, header, rows):
       f.write("\t".join(str(value) for value in row) + "\n")
 
 
-def build_trainer(task, total_steps=100, learning_rate=3e-3, decay_warmup=0):
+def build_trainer(task, total_steps=100, learning_rate=3e-3, strategy=None):
   """Model, AdamW (no weight decay, no warm-up) and a FinetuningTrainer on the task's data."""
-  strategy = tf.distribute.get_strategy()
+  strategy = strategy or tf.distribute.get_strategy()
   with strategy.scope():
     model = task.build_model()
     optimizer = create_optimizer(total_steps, learning_rate=learning_rate,
-                                 warmup_steps=decay_warmup, weight_decay_rate=0.0)
+                                 warmup_steps=0, weight_decay_rate=0.0)
     train = iter(strategy.distribute_datasets_from_function(
         lambda context: task.build_inputs(True, context)))
     evaluation = strategy.distribute_datasets_from_function(

@@ -61,6 +61,30 @@ def test_classification_learns_and_reports_accuracy_and_test_predictions(tmp_pat
     assert f.read() == "index\tprediction\n3\t0\n5\t1\n7\t1\n"
 
 
+def test_two_replica_evaluation_gathers_every_example_once(tmp_path):
+  data_dir = _sst2_like(tmp_path)
+  task = GlueTask(tiny_encoder(), FinetuningData(data_dir, train_batch_size=4,
+                                                 eval_batch_size=4), "sst2",
+                  predictions_dir=str(tmp_path / "p"), write_test_predictions=True)
+  single = build_trainer(task)
+  mirrored = tf.distribute.MirroredStrategy(["/cpu:0", "/cpu:1"])
+  double = build_trainer(task, strategy=mirrored)
+  double.model.set_weights(single.model.get_weights())
+  gathered = []
+  evaluate = task.evaluate
+
+  def recording_evaluate(outputs):
+    gathered.append(outputs)
+    return evaluate(outputs)
+
+  task.evaluate = recording_evaluate
+  one, two = single.evaluate(tf.constant(-1)), double.evaluate(tf.constant(-1))
+  # 6 dev + 3 test rows in batches of 2 per replica: the last step is partial.
+  assert [sorted(zip(g["split_index"], g["example_id"])) for g in gathered] == [
+      [(0, i) for i in range(6)] + [(1, 3), (1, 5), (1, 7)]] * 2
+  assert one == pytest.approx(two, rel=1e-5)
+
+
 def test_evaluate_matches_sklearn_and_scipy_per_split(tmp_path):
   # MNLI layout: two labelled dev splits are scored separately.
   folder = tmp_path / "MNLI"
