@@ -17,6 +17,7 @@ import gin
 import numpy as np
 import pytest
 import tensorflow as tf
+import tf_keras
 
 from data import glue_features
 from data import squad_features
@@ -26,9 +27,11 @@ from data.squad_reader import SquadExample
 from data.tokenization import WordpieceTokenizer
 from tasks import squad_postprocess
 from tests.training import export_helpers as helpers
+from training.checkpoints import training_checkpoint
 from training.experiment import run_experiment
 from training.export import ExportConfig
 from training.export_task import export_for_task
+from training.optimization import create_optimizer
 
 ATOL = 1e-5
 LONG = " ".join(["and the lord said unto moses"] * 12)  # ~72 pieces > S = 32
@@ -110,8 +113,19 @@ def exported(tmp_path_factory):
   models = {name: helpers.built_model(task) for name, task in
             (("script", script), ("glue", glue), ("squad", squad))}
   paths = {}
-  for task, model in zip((script, glue, squad), models.values()):
-    paths.update(export_for_task(task, model, tmp, 5, config))
+  for name, task in (("script", script), ("squad", squad)):
+    paths.update(export_for_task(task, models[name], tmp, 5, config))
+  # GLUE through the runner, from a checkpoint alone (its records folder holds only
+  # meta_data.json), with the vocab of the records' meta data.
+  optimizer = create_optimizer(10, warmup_steps=0)
+  optimizer.iterations.assign(5)
+  prefix = training_checkpoint(models["glue"], optimizer).write(
+      os.path.join(tmp, "ckpt", "ckpt-5"))
+  gin.clear_config()
+  gin.bind_parameter("create_optimizer.warmup_steps", 0)
+  run_experiment("export", tmp, task=glue, checkpoint_path=prefix)
+  gin.clear_config()
+  paths["glue_mrpc"] = os.path.join(tmp, "export", "glue_mrpc", "5")
 
   single, pair = _glue_ids(TEXTS), _glue_ids(TEXTS, PAIRS)
   encoder = models["script"].encoder
@@ -189,10 +203,17 @@ def test_hub_pair_composes_into_the_encoder(exported):
          exported["references"]["encode_single"]["pooled_output"])
   _close(exported["fresh"]["hub_encoder"]["default"],
          exported["references"]["encode_single"]["pooled_output"])
-  # In memory, as a Keras model to build on: trainable, and bert_pack_inputs packs pairs.
-  encoder = tf.saved_model.load(exported["paths"]["hub_encoder"])
-  assert encoder.trainable_variables
+  # In memory, a Keras model on top (BUILD.md's example) trains; bert_pack_inputs packs pairs.
   preprocessor = tf.saved_model.load(exported["paths"]["hub_preprocessor"])
+  encoder = tf_keras.models.load_model(exported["paths"]["hub_encoder"])
+  text = tf_keras.Input([], dtype=tf.string)
+  pooled = encoder(tf_keras.layers.Lambda(preprocessor)(text))["pooled_output"]
+  classifier = tf_keras.Model(text, tf_keras.layers.Dense(2)(pooled))
+  classifier.compile("sgd", tf_keras.losses.SparseCategoricalCrossentropy(from_logits=True))
+  before = [variable.numpy() for variable in encoder.trainable_variables]
+  classifier.fit(tf.constant(TEXTS), tf.constant([0, 1, 0, 1, 0]), epochs=1, verbose=0)
+  assert any(not np.array_equal(old, new.numpy())
+             for old, new in zip(before, encoder.trainable_variables))
   segments = [preprocessor.tokenize(tf.constant(TEXTS)), preprocessor.tokenize(
       tf.constant(PAIRS))]
   packed = preprocessor.bert_pack_inputs(segments, tf.constant(helpers.SEQ))
