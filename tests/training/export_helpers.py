@@ -38,10 +38,12 @@ def script_task():
   return ScriptPretrainingTask(tiny_config(), data, seed=1)
 
 
-def glue_task(tmp_dir):
-  data = write_meta_data(os.path.join(tmp_dir, "mrpc"), task="mrpc", labels=["0", "1"],
-                         is_regression=False)
-  return GlueTask(tiny_config(), data, task_name="mrpc", seed=2)
+def glue_task(tmp_dir, task_name="mrpc"):
+  """MRPC (pair classification) or STS-B (pair regression)."""
+  regression = task_name == "stsb"
+  data = write_meta_data(os.path.join(tmp_dir, task_name), task=task_name,
+                         labels=[] if regression else ["0", "1"], is_regression=regression)
+  return GlueTask(tiny_config(), data, task_name=task_name, seed=2)
 
 
 def squad_task(tmp_dir):

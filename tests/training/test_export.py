@@ -30,7 +30,9 @@ from tests.training import export_helpers as helpers
 from training.checkpoints import training_checkpoint
 from training.experiment import run_experiment
 from training.export import ExportConfig
+from training.export_glue import GlueServingModule
 from training.export_task import export_for_task
+from training.export_task import text_preprocessor
 from training.optimization import create_optimizer
 
 ATOL = 1e-5
@@ -236,6 +238,17 @@ def test_glue_serve_and_serve_text_match_the_in_memory_model(exported):
     _close(outputs["probabilities"], tf.nn.softmax(logits).numpy())
     assert outputs["label_id"] == np.argmax(logits, axis=1).tolist()
     assert outputs["label"] == [("0", "1")[i] for i in np.argmax(logits, axis=1)]
+
+
+def test_glue_regression_serves_a_score(tmp_path):
+  """STS-B (in memory: the module before saving): `score` [batch], no label outputs."""
+  task = helpers.glue_task(str(tmp_path), "stsb")
+  model = helpers.built_model(task)
+  preprocessor = text_preprocessor(task, ExportConfig())  # the records' vocab
+  module = GlueServingModule(model, task.spec, preprocessor)
+  outputs = module.serve_text(text_a=tf.constant(TEXTS), text_b=tf.constant(PAIRS))
+  assert sorted(outputs) == ["score"]
+  _close(outputs["score"], model(_glue_ids(TEXTS, PAIRS), training=False).numpy())
 
 
 def test_squad_serve_text_answers_like_the_offline_post_processing(exported):
