@@ -9,7 +9,12 @@ parameter beyond a BERT's. One training step runs two forward passes and one bac
    equation 3 at temperature tau (modeling.sampling.gumbel_softmax_sample; no gradient
    through the draw) and written into x_hat, giving x_bar.
 3. x_bar -> vocabulary logits s_t at every position -> the critic's logit that token t was
-   replaced, -logsumexp(s_t) (modeling/self_critic.py) -> ELECTRA's RTD loss on it.
+   replaced, -logsumexp(s_t) (modeling/self_critic.py) -> ELECTRA's RTD loss on it. s_t are
+   the logits the MLM softmax uses (W e_t plus the head's output bias; the paper's W e_t
+   has no bias, which changes nothing in the derivation).
+
+Masked positions are the selected 15% (masked_lm_weights > 0), whether the data replaced
+them with [MASK], a random token or kept them: m_t of equations 1-3.
 
 `pseudo_log_likelihood` scores a sentence in one forward pass (equation 7).
 """
