@@ -27,6 +27,8 @@ from data.wordpiece_offsets import tokenize_with_char_offsets
 FIRST_UNIQUE_ID = 1000000000
 
 _DocSpan = collections.namedtuple("DocSpan", ["start", "length"])
+# (doc_spans, span_index, piece) -> whether that window gives the piece its max context.
+_is_max_context = squad_lib._check_is_max_context  # pylint: disable=protected-access
 
 
 def doc_spans(num_tokens: int, max_tokens: int, doc_stride: int) -> List[_DocSpan]:
@@ -112,8 +114,8 @@ def encode_examples(examples: Sequence[SquadExample], tokenizer: WordpieceTokeni
       row["token_char_starts"][offset:offset + span.length] = char_starts[window]
       row["token_char_ends"][offset:offset + span.length] = char_ends[window]
       for i in range(span.length):
-        row["token_is_max_context"][offset + i] = squad_lib._check_is_max_context(  # pylint: disable=protected-access
-            spans, span_index, span.start + i)
+        row["token_is_max_context"][offset + i] = _is_max_context(spans, span_index,
+                                                                  span.start + i)
       start_position = end_position = 0
       if (answer_span is not None and answer_span[0] >= span.start and
           answer_span[1] < span.start + span.length):

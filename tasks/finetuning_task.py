@@ -9,8 +9,9 @@ the evaluation set at once, so evaluation also gathers per-example outputs:
   per batch:  task.eval_outputs(batch, outputs)   -> tensors with one row per example
   at the end: task.evaluate(gathered numpy arrays) -> metrics (and prediction files)
 
-(training/finetuning_trainer.py runs that; `trainer_class` tells run_experiment to use it.) The data are what `python -m
-data.create_finetuning_data` wrote: `<split>.tf_record` files and `meta_data.json`.
+(training/finetuning_trainer.py runs that; `trainer_class` tells run_experiment to use it.)
+The data are what `python -m data.create_finetuning_data` wrote: `<split>.tf_record` files
+and `meta_data.json`.
 Evaluation reads every evaluation split in one pass, each example tagged with the index of
 its split (`split_index`) and whether it has a label (`label_weight`, 0 for test rows).
 """

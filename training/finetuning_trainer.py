@@ -41,7 +41,9 @@ class FinetuningTrainer(PretrainingTrainer):
   def eval_step(self, iterator):
     losses, num_labelled, outputs = self.strategy.run(
         self._replica_eval_step, args=(next(iterator), self.eval_batch_number))
-    first = lambda value: self.strategy.experimental_local_results(value)[0]  # pylint: disable=unnecessary-lambda-assignment
+    def first(value):  # summed over replicas already: every replica holds the total
+      return self.strategy.experimental_local_results(value)[0]
+
     # Batch means weighted by their labelled examples: the mean over labelled examples.
     self.eval_losses.add(tf.nest.map_structure(first, losses), weight=first(num_labelled))
     self.eval_batch_number.assign_add(1)

@@ -7,8 +7,10 @@ import pytest
 
 import official_runner
 from data.create_finetuning_data import create_glue_data
+from tasks.glue_task import GlueTask
 from tests.tasks.finetuning_helpers import TESTDATA
 from tests.tasks.finetuning_helpers import tokenizer
+from training.experiment import TrainerConfig
 
 CONFIGS = os.path.join(official_runner.REPO_ROOT, "configs", "finetune")
 TASK_FILES = sorted(os.path.basename(path) for path in
@@ -32,8 +34,6 @@ def test_every_task_file_parses_with_the_papers_defaults(name):
 
 
 def test_rte_builds_its_task_and_schedule_from_the_records(tmp_path):
-  from tasks.glue_task import GlueTask
-  from training.experiment import TrainerConfig
   create_glue_data("rte", tokenizer(), str(tmp_path), 16,
                    input_dir=os.path.join(TESTDATA, "glue", "RTE"))
   official_runner.parse_config(

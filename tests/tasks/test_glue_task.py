@@ -8,8 +8,10 @@ from sklearn import metrics
 import tensorflow as tf
 
 from data.create_finetuning_data import create_glue_data
+from data.glue_tasks import GLUE_TASKS
 from tasks.finetuning_task import FinetuningData
 from tasks.finetuning_task import finetuning_steps
+from tasks.glue_metrics import compute_metrics
 from tasks.glue_task import GlueTask
 from tests.tasks.finetuning_helpers import build_trainer
 from tests.tasks.finetuning_helpers import tiny_encoder
@@ -85,12 +87,15 @@ def test_two_replica_evaluation_gathers_every_example_once(tmp_path):
   assert one == pytest.approx(two, rel=1e-5)
 
 
-def test_evaluate_matches_sklearn_and_scipy_per_split(tmp_path):
+def test_mnli_scores_matched_and_mismatched_dev_separately(tmp_path):
   # MNLI layout: two labelled dev splits are scored separately.
   folder = tmp_path / "MNLI"
   header = ["index", "promptID", "pairID", "genre", "s1bp", "s2bp", "s1p", "s2p",
             "sentence1", "sentence2", "label1", "gold_label"]
-  row = lambda i, label: [i, 0, 0, "g", "", "", "", "", "the man", "he sang", label, label]  # pylint: disable=unnecessary-lambda-assignment
+
+  def row(i, label):
+    return [i, 0, 0, "g", "", "", "", "", "the man", "he sang", label, label]
+
   labels = ["entailment", "neutral", "contradiction"]
   write_tsv(str(folder / "train.tsv"), header, [row(i, labels[i % 3]) for i in range(4)])
   write_tsv(str(folder / "dev_matched.tsv"), header, [row(i, labels[i % 3]) for i in range(5)])
@@ -107,8 +112,6 @@ def test_evaluate_matches_sklearn_and_scipy_per_split(tmp_path):
 
 
 def test_glue_metric_values_against_sklearn_and_scipy():
-  from data.glue_tasks import GLUE_TASKS
-  from tasks.glue_metrics import compute_metrics
   labels = np.array([1, 0, 1, 1, 0, 1])
   predicted = np.array([1, 0, 0, 1, 1, 1])
   cola = compute_metrics(GLUE_TASKS["cola"], labels, predicted)
