@@ -161,9 +161,11 @@ def run_experiment(mode: str, model_dir: str, task: PretrainingTask = gin.REQUIR
         step_counter=optimizer.iterations, checkpoint_interval=config.checkpoint_interval)
     trainer.rollback = Rollback(manager, model, optimizer, strategy)
 
-  if training and config.init_checkpoint and manager.latest_checkpoint is None:
+  if training:
+    # Resume (before the progress line reads the step), else warm-start if asked.
     with strategy.scope():
-      warm_start(model, config.init_checkpoint)
+      if manager.restore_or_initialize() is None and config.init_checkpoint:
+        warm_start(model, config.init_checkpoint)
   if not training:
     restored = restore_path(checkpoint_path, manager.latest_checkpoint, mode, model_dir)
     with strategy.scope():

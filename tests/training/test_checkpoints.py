@@ -1,0 +1,80 @@
+import numpy as np
+import pytest
+import tensorflow as tf
+
+from modeling.bert import BertPretrainer
+from modeling.electra import ElectraPretrainer
+from modeling.encoder_config import encoder_config
+from modeling.sampling import example_seeds
+from tests.training.helpers import pretraining_examples
+from training.checkpoints import Rollback
+from training.checkpoints import warm_start
+from training.optimization import create_optimizer
+
+
+def _built(model):
+  batch = {name: tf.constant(value) for name, value in pretraining_examples(2).items()}
+  batch["sampling_seeds"] = example_seeds(0, 0, tf.constant(0), tf.range(2))
+  model(batch)
+  return model
+
+
+def _electra(vocab=60):
+  return _built(ElectraPretrainer(encoder_config("tiny", vocab_size=vocab),
+                                  generator_width_multiplier=0.5))
+
+
+def _save(model, directory):
+  return tf.train.Checkpoint(model=model).write(str(directory / "ckpt"))
+
+
+def test_warm_start_from_electra_restores_the_generator_too(tmp_path):
+  source, target = _electra(), _electra()
+  path = _save(source, tmp_path)
+  report = warm_start(target, path)
+  assert report["not_in_checkpoint"] == [] and report["unused"] == []
+  assert any("/generator/" in key for key in report["restored"])
+  for a, b in zip(source.weights, target.weights):
+    np.testing.assert_array_equal(a.numpy(), b.numpy())
+
+
+def test_warm_start_from_bert_fills_the_discriminator_and_reports_the_rest(tmp_path):
+  bert = _built(BertPretrainer(encoder_config("tiny", vocab_size=60)))
+  electra = _electra()
+  generator_before = [w.numpy() for w in electra.generator.transformer_layers[0].weights]
+  report = warm_start(electra, _save(bert, tmp_path))
+  assert report["restored"] and all(key.startswith("model/encoder/")
+                                    for key in report["restored"])
+  np.testing.assert_array_equal(electra.encoder.embedding_table.numpy(),
+                                bert.encoder.embedding_table.numpy())
+  assert any("/generator/" in key for key in report["not_in_checkpoint"])
+  assert any("rtd_head" in key for key in report["not_in_checkpoint"])
+  assert any("masked_lm_head" in key for key in report["unused"])
+  for before, after in zip(generator_before, electra.generator.transformer_layers[0].weights):
+    np.testing.assert_array_equal(before, after.numpy())  # reported, left as initialised
+
+
+def test_warm_start_names_a_weight_of_another_shape(tmp_path):
+  path = _save(_electra(vocab=60), tmp_path)
+  with pytest.raises(ValueError, match="word_embeddings"):
+    warm_start(_electra(vocab=70), path)
+
+
+def test_rollback_restores_the_last_checkpoint_once(tmp_path):
+  strategy = tf.distribute.get_strategy()
+  model = _electra()
+  optimizer = create_optimizer(10, warmup_steps=0)
+  manager = tf.train.CheckpointManager(tf.train.Checkpoint(model=model, optimizer=optimizer),
+                                       str(tmp_path), max_to_keep=2)
+  rollback = Rollback(manager, model, optimizer, strategy)
+  with pytest.raises(FloatingPointError, match="before the first checkpoint"):
+    rollback()
+  saved = [w.numpy() for w in model.weights]
+  manager.save()
+  for weight in model.weights:
+    weight.assign(tf.fill(weight.shape, np.nan) if weight.dtype.is_floating else weight)
+  rollback()
+  for before, weight in zip(saved, model.weights):
+    np.testing.assert_array_equal(before, weight.numpy())
+  with pytest.raises(FloatingPointError, match="again"):
+    rollback()
