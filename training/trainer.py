@@ -3,7 +3,7 @@
 One training step, in each replica (see `_replica_train_step`):
 
   inputs   = task.model_inputs(batch, step)                 # e.g. adds sampling seeds
-  losses, grads, metric_updates = forward_backward(inputs)  # tape; XLA when jit_compile
+  losses, grads, metric_updates = forward_backward(inputs)  # model in XLA when jit_compile
   grads    = sum over replicas, clipped by global norm      # same on any replica count
   good     = the total loss (and, unscaled, the gradient norm) is finite
   apply the gradients if good, else skip the update (all replicas agree)
@@ -74,7 +74,8 @@ class PretrainingTrainer(orbit.StandardTrainer, orbit.StandardEvaluator):
     train_dataset: a distributed dataset or iterator of training batches (None: eval only).
     eval_dataset: a distributed dataset of evaluation batches (None: train only).
     gradient_clip_norm: clip the summed gradients to this global norm (0 = no clipping).
-    jit_compile: compile the forward and backward pass with XLA.
+    jit_compile: compile the model's forward pass (and so its gradient) with XLA; the
+      losses stay outside, as they sum over replicas.
     max_consecutive_bad_steps: non-finite steps in a row that trigger `rollback`.
     rollback: restores the last checkpoint's weights and optimizer state; called in eager
       mode between training loops.
@@ -100,8 +101,9 @@ class PretrainingTrainer(orbit.StandardTrainer, orbit.StandardEvaluator):
     self.consecutive_bad_steps = tf.Variable(0, trainable=False, dtype=tf.int64)
     self.loop_bad_steps = tf.Variable(0, trainable=False, dtype=tf.int64)
     self.eval_batch_number = tf.Variable(0, trainable=False, dtype=tf.int64)
-    self._forward_backward = tf.function(self._forward_backward_fn, jit_compile=True
-                                         ) if jit_compile else self._forward_backward_fn
+    self._training_forward = lambda inputs: self.model(inputs, training=True)
+    if jit_compile:
+      self._training_forward = tf.function(self._training_forward, jit_compile=True)
     if train_dataset is not None:
       orbit.StandardTrainer.__init__(self, train_dataset)
     if eval_dataset is not None:
@@ -122,9 +124,9 @@ class PretrainingTrainer(orbit.StandardTrainer, orbit.StandardEvaluator):
     return sorted(self.task.compute_losses(batch, outputs).losses)
 
   # ---------------------------------------------------------------- training
-  def _forward_backward_fn(self, batch, inputs):
+  def _forward_backward(self, batch, inputs):
     with tf.GradientTape() as tape:
-      outputs = self.model(inputs, training=True)
+      outputs = self._training_forward(inputs)
       result = self.task.compute_losses(batch, outputs)
       loss = result.total_loss
       if is_loss_scaled(self.optimizer):

@@ -9,23 +9,29 @@ from tests.training.helpers import tiny_task
 from training import precision
 
 
-def _trainer_and_first_losses(kind, strategy, num_steps=3):
+def _trainer_and_first_losses(kind, strategy, num_steps=3, jit_compile=False):
   tf_keras.utils.set_random_seed(7)
   trainer, _ = build_trainer(tiny_task(kind), strategy, pretraining_examples(16),
-                             learning_rate=3e-3)
+                             learning_rate=3e-3, jit_compile=jit_compile)
   return trainer, [trainer.train(tf.constant(1)) for _ in range(num_steps)]
 
 
-@pytest.mark.parametrize("kind", ["bert", "electra"])
-def test_two_replicas_give_the_same_losses_and_losses_fall(kind, two_replica_strategy):
+@pytest.mark.parametrize("kind, jit_compile", [("bert", False), ("electra", False),
+                                               ("electra", True)])
+def test_two_replicas_give_the_same_losses_and_losses_fall(kind, jit_compile,
+                                                           two_replica_strategy):
   # Dropout is 0 in tiny_task: dropout masks are drawn per replica, so they do depend on
-  # the split. The generator's samples do not (per-example stateless seeds).
+  # the split. The generator's samples do not (per-example stateless seeds). With
+  # jit_compile the 2-replica model runs in XLA, the 1-device one does not.
   assert two_replica_strategy.num_replicas_in_sync == 2
   trainer, single = _trainer_and_first_losses(kind, tf.distribute.get_strategy())
-  _, double = _trainer_and_first_losses(kind, two_replica_strategy)
+  _, double = _trainer_and_first_losses(kind, two_replica_strategy, jit_compile=jit_compile)
+  # XLA fuses and reorders float sums: close losses, but thresholded metrics may move.
+  rtol = 1e-3 if jit_compile else 2e-5
   for one, two in zip(single, double):
-    for name in one:
-      np.testing.assert_allclose(two[name], one[name], rtol=2e-5, atol=1e-6, err_msg=name)
+    for name in (("total_loss", "masked_lm_loss", "disc_loss") if jit_compile else one):
+      if name in one:
+        np.testing.assert_allclose(two[name], one[name], rtol=rtol, atol=1e-6, err_msg=name)
 
   for _ in range(4):
     last = trainer.train(tf.constant(10))
