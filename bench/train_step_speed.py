@@ -52,25 +52,37 @@ def synthetic_examples(task, num_examples, seed=0):
       masked_lm_weights=np.ones((num_examples, predictions), np.float32))
 
 
+def build_trainer(task, batch_size, precision, jit_compile):
+  """The runner's trainer for `task` on repeated synthetic batches.
+
+  Returns:
+    (trainer, model, runtime): the PretrainingTrainer, the task's model and the RuntimeConfig
+    whose strategy it runs under.
+  """
+  runtime = RuntimeConfig()
+  precision_lib.set_precision_policy(precision)
+  strategy = distribution.create_strategy(runtime.distribution_strategy)
+  tf_keras.utils.set_random_seed(0)
+  examples = synthetic_examples(task, 4 * batch_size)
+  with strategy.scope():
+    model = task.build_model()
+    optimizer = precision_lib.with_loss_scaling(create_optimizer(1_000_000, warmup_steps=100),
+                                                precision)
+    dataset = strategy.distribute_datasets_from_function(
+        lambda context: tf.data.Dataset.from_tensor_slices(examples).repeat().batch(
+            context.get_per_replica_batch_size(batch_size), drop_remainder=True))
+    trainer = PretrainingTrainer(task, model, optimizer, strategy,
+                                 train_dataset=iter(dataset), jit_compile=jit_compile)
+  return trainer, model, runtime
+
+
 def main(argv):
   del argv
   official_runner.parse_config(FLAGS.gin_file, FLAGS.gin_param + [
       f"PretrainingData.train_batch_size = {FLAGS.batch_size}"])
   task = gin.query_parameter("run_experiment.task").scoped_configurable_fn()
-  runtime = RuntimeConfig()
-  precision_lib.set_precision_policy(FLAGS.precision)
-  strategy = distribution.create_strategy(runtime.distribution_strategy)
-  tf_keras.utils.set_random_seed(0)
-  examples = synthetic_examples(task, 4 * FLAGS.batch_size)
-  with strategy.scope():
-    model = task.build_model()
-    optimizer = precision_lib.with_loss_scaling(create_optimizer(1_000_000, warmup_steps=100),
-                                                FLAGS.precision)
-    dataset = strategy.distribute_datasets_from_function(
-        lambda context: tf.data.Dataset.from_tensor_slices(examples).repeat().batch(
-            context.get_per_replica_batch_size(FLAGS.batch_size), drop_remainder=True))
-    trainer = PretrainingTrainer(task, model, optimizer, strategy,
-                                 train_dataset=iter(dataset), jit_compile=FLAGS.jit_compile)
+  trainer, model, runtime = build_trainer(task, FLAGS.batch_size, FLAGS.precision,
+                                          FLAGS.jit_compile)
   steps_per_loop = max(1, FLAGS.steps // FLAGS.loops)
   start = time.time()
   trainer.train(tf.constant(steps_per_loop))
