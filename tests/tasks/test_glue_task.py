@@ -23,7 +23,8 @@ BAD = ["a bad day", "the bread was bad", "bad bread", "he was bad", "a bad man"]
 
 
 def _sst2_like(tmp_path):
-  """16 train and 6 dev sentences whose label is whether they say "good"; 3 test ones."""
+  """16 train and 6 dev sentences whose label is whether they say "good"; 3 test ones (seen
+  in training, so a model that fits the training set predicts them right)."""
   folder = tmp_path / "SST-2"
   train = [(text, 1) for text in GOOD] + [(text, 0) for text in BAD]
   train = (train * 2)[:16]
@@ -31,7 +32,7 @@ def _sst2_like(tmp_path):
   write_tsv(str(folder / "dev.tsv"), ["sentence", "label"],
             [(GOOD[i], 1) for i in range(3)] + [(BAD[i], 0) for i in range(3)])
   write_tsv(str(folder / "test.tsv"), ["index", "sentence"],
-            [(7, "good day"), (3, "bad day"), (5, "the man was good")])
+            [(7, "a good day"), (3, "a bad day"), (5, "he was good")])
   out = str(tmp_path / "records")
   create_glue_data("sst2", tokenizer(), out, max_seq_length=16, input_dir=str(folder))
   return out
@@ -63,14 +64,13 @@ def test_classification_learns_and_reports_accuracy_and_test_predictions(tmp_pat
     assert f.read() == "index\tprediction\n3\t0\n5\t1\n7\t1\n"
 
 
-def test_two_replica_evaluation_gathers_every_example_once(tmp_path):
+def test_two_replica_evaluation_gathers_every_example_once(tmp_path, two_replica_strategy):
   data_dir = _sst2_like(tmp_path)
   task = GlueTask(tiny_encoder(), FinetuningData(data_dir, train_batch_size=4,
                                                  eval_batch_size=4), "sst2",
                   predictions_dir=str(tmp_path / "p"), write_test_predictions=True)
   single = build_trainer(task)
-  mirrored = tf.distribute.MirroredStrategy(["/cpu:0", "/cpu:1"])
-  double = build_trainer(task, strategy=mirrored)
+  double = build_trainer(task, strategy=two_replica_strategy)
   double.model.set_weights(single.model.get_weights())
   gathered = []
   evaluate = task.evaluate
