@@ -9,8 +9,10 @@ generator size, sharing, heads, loss weights) with the same sequence length and 
 trained with bench/train_step_speed.py's trainer (the runner's own train step on synthetic
 batches). After one untimed warm-up loop each, the objectives are timed in turns, `loops`
 rounds of steps / loops steps, so that background load hits them alike. Reported: the median
-sequences/s of each, and its speed relative to ELECTRA: the median over rounds of ELECTRA's
-time / the objective's time in the same round (paired, so slow rounds cancel). Not run in CI.
+sequences/s of each and its speed relative to ELECTRA (the median over rounds of ELECTRA's
+wall time / the objective's in the same round: paired, so slow rounds cancel), and the
+process CPU time per sequence and its ratio (CPU time is far less sensitive to other
+processes on a shared machine than wall time). Not run in CI.
 """
 import os
 import statistics
@@ -62,11 +64,13 @@ def main(argv):
           f"{params[objective] / 1e6:.1f}M parameters", flush=True)
 
   seconds = {objective: [] for objective in FLAGS.objectives}
+  cpu_seconds = {objective: [] for objective in FLAGS.objectives}
   for round_index in range(FLAGS.loops):
     for objective in FLAGS.objectives:
-      start = time.perf_counter()
+      start, cpu_start = time.perf_counter(), time.process_time()
       trainers[objective].train(tf.constant(steps_per_round))
       seconds[objective].append(time.perf_counter() - start)
+      cpu_seconds[objective].append(time.process_time() - cpu_start)
     print(f"round {round_index + 1}/{FLAGS.loops}: " + ", ".join(
         f"{o} {FLAGS.batch_size * steps_per_round / s[-1]:.1f} seq/s"
         for o, s in seconds.items()), flush=True)
@@ -74,16 +78,21 @@ def main(argv):
   sequences = FLAGS.batch_size * steps_per_round
   print(f"\nbatch {FLAGS.batch_size}, seq {FLAGS.seq_length}, size {FLAGS.size}, "
         f"{FLAGS.precision}, {FLAGS.loops} rounds x {steps_per_round} steps")
-  print(f"{'objective':<18}{'params':>9}{'seq/s':>9}{'vs ' + BASELINE:>12}  per round")
+  print(f"{'objective':<18}{'params':>9}{'seq/s':>8}{'vs ' + BASELINE:>12}"
+        f"{'cpu-ms/seq':>12}{'vs ' + BASELINE:>12}  wall ratio per round")
   for objective, times in seconds.items():
     throughput = statistics.median(sequences / s for s in times)
-    ratio, per_round = "-", ""
+    cpu_ms = 1000 * statistics.median(cpu_seconds[objective]) / sequences
+    ratio, cpu_ratio, per_round = "-", "-", ""
     if BASELINE in seconds:
       ratios = [b / t for b, t in zip(seconds[BASELINE], times)]
       ratio = f"{statistics.median(ratios):.2f}x"
+      cpu_ratio = (statistics.median(cpu_seconds[BASELINE]) /
+                   statistics.median(cpu_seconds[objective]))
+      cpu_ratio = f"{cpu_ratio:.2f}x"
       per_round = " ".join(f"{r:.2f}" for r in ratios)
-    print(f"{objective:<18}{params[objective] / 1e6:>8.1f}M{throughput:>9.1f}{ratio:>12}  "
-          f"{per_round}")
+    print(f"{objective:<18}{params[objective] / 1e6:>8.1f}M{throughput:>8.1f}{ratio:>12}"
+          f"{cpu_ms:>12.0f}{cpu_ratio:>12}  {per_round}")
 
 
 if __name__ == "__main__":
