@@ -4,12 +4,23 @@ Both loaders list the files, shard them by input pipeline, shuffle the file orde
 interleave reads from several files in parallel, shuffle records, batch (drop_remainder for
 TPU static shapes), parse whole batches at once and cast int64 to int32.
 
+Damaged files: tf.data reports a truncated or corrupted record (a bad length or CRC) as a
+DataLossError that does not say which file it is in. Here each file is read up to its
+first bad record and then checked: the bytes read (records + 16 bytes of framing each)
+must add up to the file's size, taken when the dataset is built. A file that does not is
+named; `on_corrupt_file="stop"` stops the input with an error naming it (the runner turns
+it into a DataLossError, see `corrupt_file_error`), `"skip"` prints a warning naming it and
+goes on without the rest of that file (every time it is read, i.e. every epoch).
+
 Batches are dicts: input_word_ids, input_mask, input_type_ids int32 [batch, seq];
 masked_lm_positions, masked_lm_ids int32 [batch, max_predictions];
 masked_lm_weights float32 [batch, max_predictions].
 """
+import concurrent.futures
 import json
 import os
+import re
+import sys
 from typing import List, Optional, Sequence, Union
 
 import numpy as np
@@ -22,6 +33,10 @@ from data import tokenization
 
 _SHUFFLE_BUFFER_SIZE = 10_000
 _MAX_PARALLEL_FILES = 8
+# Bytes around each TFRecord: length (8), CRC of the length (4), CRC of the data (4).
+_RECORD_FRAMING_BYTES = 16
+ON_CORRUPT_FILE = ("stop", "skip")
+_CORRUPT_FILE_MESSAGE = "Truncated or corrupted TFRecord file"
 
 
 def list_record_files(file_pattern: Union[str, Sequence[str]]) -> List[str]:
@@ -40,6 +55,64 @@ def list_record_files(file_pattern: Union[str, Sequence[str]]) -> List[str]:
   if not files:
     raise ValueError(f"No pretraining data file pattern given: {file_pattern!r}.")
   return sorted(files)
+
+
+def _file_sizes(files: Sequence[str]) -> List[int]:
+  """Sizes in bytes, stat'ed in parallel (each stat is a request on a remote filesystem)."""
+  with concurrent.futures.ThreadPoolExecutor(max_workers=16) as pool:
+    return list(pool.map(lambda path: tf.io.gfile.stat(path).length, files))
+
+
+def corrupt_file_error(error: tf.errors.OpError) -> Optional[str]:
+  """The message of an error raised by `on_corrupt_file="stop"`, or None for other errors."""
+  found = re.search(re.escape(_CORRUPT_FILE_MESSAGE) + r"[^\]]*", error.message)
+  if found is None:
+    return None
+  return found.group(0).replace('\\"', '"')
+
+
+def _checked_file_records(path: tf.Tensor, size: tf.Tensor, on_corrupt_file: str
+                          ) -> tf.data.Dataset:
+  """The records of one file, up to its first bad one; a file not read to its end is named.
+
+  Args:
+    path: tf.string scalar.
+    size: int64 scalar, the file's size in bytes.
+    on_corrupt_file: "stop" (an error naming the file) or "skip" (a warning naming it).
+
+  Returns:
+    A dataset of serialized records (tf.string scalars).
+  """
+  # After a DataLossError, TFRecordDataset moves on to its next file (here: none), so
+  # ignore_errors ends the file at its first bad record.
+  records = tf.data.TFRecordDataset(path).ignore_errors()
+  end_marker = tf.data.Dataset.from_tensors((tf.constant(b""), tf.constant(True)))
+  items = records.map(lambda record: (record, tf.constant(False))).concatenate(end_marker)
+
+  def count_bytes(bytes_read, item):
+    record, is_end = item
+    record_bytes = tf.cast(tf.strings.length(record), tf.int64) + _RECORD_FRAMING_BYTES
+    bytes_read += tf.where(is_end, tf.constant(0, tf.int64), record_bytes)
+    return bytes_read, (record, is_end, bytes_read)
+
+  def check_end(record, is_end, bytes_read):
+    damaged = tf.logical_and(is_end, tf.not_equal(bytes_read, size))
+    message = tf.strings.format(
+        _CORRUPT_FILE_MESSAGE + " {}: only its first {} of {} bytes could be read",
+        (path, bytes_read, size))
+    if on_corrupt_file == "stop":
+      check = tf.debugging.Assert(tf.logical_not(damaged), [
+          message + "; PretrainingData.on_corrupt_file = 'skip' reads past such files"])
+    else:
+      check = tf.cond(damaged, lambda: tf.print(
+          "WARNING", message + "; skipped the rest of it", output_stream=sys.stderr),
+                      tf.no_op)
+    with tf.control_dependencies([check]):
+      return tf.identity(record), is_end
+
+  items = items.scan(tf.constant(0, tf.int64), count_bytes).map(check_end)
+  return items.filter(lambda record, is_end: tf.logical_not(is_end)).map(
+      lambda record, is_end: record)
 
 
 def _check_metadata(files: Sequence[str], seq_length: int, max_predictions_per_seq: int,
@@ -66,11 +139,24 @@ def _check_metadata(files: Sequence[str], seq_length: int, max_predictions_per_s
 
 
 def _serialized_records(files: Sequence[str], is_training: bool, seed: Optional[int],
-                        input_context: Optional[tf.distribute.InputContext]) -> tf.data.Dataset:
-  """Serialized examples: this input pipeline's share, shuffled and repeated when training."""
+                        input_context: Optional[tf.distribute.InputContext],
+                        on_corrupt_file: str) -> tf.data.Dataset:
+  """Serialized examples: this input pipeline's share, shuffled and repeated when training.
+
+  Raises:
+    ValueError: every file is empty, or `on_corrupt_file` is not "stop" or "skip".
+  """
+  if on_corrupt_file not in ON_CORRUPT_FILE:
+    raise ValueError(f"PretrainingData.on_corrupt_file must be one of {ON_CORRUPT_FILE}, got "
+                     f"{on_corrupt_file!r}")
+  sizes = _file_sizes(files)
+  if not any(sizes):
+    raise ValueError(f"The {len(files)} pretraining data file(s) {', '.join(files[:3])}"
+                     f"{', ...' if len(files) > 3 else ''} are all empty: no records to read.")
   num_pipelines = input_context.num_input_pipelines if input_context else 1
   pipeline_id = input_context.input_pipeline_id if input_context else 0
-  dataset = tf.data.Dataset.from_tensor_slices(list(files))
+  dataset = tf.data.Dataset.from_tensor_slices(
+      (list(files), tf.constant(sizes, tf.int64)))
   shard_by_file = len(files) >= num_pipelines
   if shard_by_file and num_pipelines > 1:
     dataset = dataset.shard(num_pipelines, pipeline_id)
@@ -78,7 +164,8 @@ def _serialized_records(files: Sequence[str], is_training: bool, seed: Optional[
     dataset = dataset.shuffle(len(files), seed=seed, reshuffle_each_iteration=True)
     dataset = dataset.repeat()
   dataset = dataset.interleave(
-      tf.data.TFRecordDataset, cycle_length=min(len(files), _MAX_PARALLEL_FILES),
+      lambda path, size: _checked_file_records(path, size, on_corrupt_file),
+      cycle_length=min(len(files), _MAX_PARALLEL_FILES),
       num_parallel_calls=tf.data.AUTOTUNE, deterministic=seed is not None or not is_training)
   if not shard_by_file:
     # Fewer files than pipelines: every pipeline reads all files in the same order (not
@@ -98,7 +185,8 @@ def pretraining_dataset(file_pattern: Union[str, Sequence[str]], batch_size: int
                         seq_length: int, max_predictions_per_seq: int, is_training: bool = True,
                         seed: Optional[int] = None,
                         input_context: Optional[tf.distribute.InputContext] = None,
-                        drop_remainder: bool = True) -> tf.data.Dataset:
+                        drop_remainder: bool = True,
+                        on_corrupt_file: str = "stop") -> tf.data.Dataset:
   """Batches of statically masked pretraining examples.
 
   Args:
@@ -114,17 +202,20 @@ def pretraining_dataset(file_pattern: Union[str, Sequence[str]], batch_size: int
     input_context: a tf.distribute.InputContext; files (or, with fewer files than
       pipelines, records) are split between input pipelines.
     drop_remainder: drop a last partial batch (static shapes, needed on TPU).
+    on_corrupt_file: a truncated or corrupted file (see the module docstring): "stop"
+      raises an error naming it when it is read, "skip" warns and reads past it.
 
   Returns:
     A tf.data.Dataset of feature dicts (see the module docstring for shapes).
 
   Raises:
-    ValueError: the pattern matches no file, or metadata.json disagrees with the lengths.
+    ValueError: the pattern matches no file, all files are empty, or metadata.json
+      disagrees with the lengths.
   """
   files = list_record_files(file_pattern)
   _check_metadata(files, seq_length, max_predictions_per_seq, needs_masked_lm=True)
   spec = pretraining_features.feature_spec(seq_length, max_predictions_per_seq)
-  dataset = _serialized_records(files, is_training, seed, input_context)
+  dataset = _serialized_records(files, is_training, seed, input_context, on_corrupt_file)
   dataset = dataset.batch(batch_size, drop_remainder=drop_remainder)
   dataset = dataset.map(lambda records: _cast_to_model_types(tf.io.parse_example(records, spec)),
                         num_parallel_calls=tf.data.AUTOTUNE)
@@ -146,7 +237,8 @@ def dynamic_masking_dataset(file_pattern: Union[str, Sequence[str]], batch_size:
                             whole_word_mask: bool = False, max_ngram: int = 1,
                             is_training: bool = True, seed: Optional[int] = None,
                             input_context: Optional[tf.distribute.InputContext] = None,
-                            drop_remainder: bool = True) -> tf.data.Dataset:
+                            drop_remainder: bool = True,
+                            on_corrupt_file: str = "stop") -> tf.data.Dataset:
   """Batches masked on the fly, with fresh masks each time an example is read.
 
   Reads unmasked packed examples (`create_pretraining_data --nostatic_masking`); statically
@@ -156,7 +248,7 @@ def dynamic_masking_dataset(file_pattern: Union[str, Sequence[str]], batch_size:
 
   Args:
     file_pattern, batch_size, seq_length, max_predictions_per_seq, is_training,
-      input_context, drop_remainder: as in `pretraining_dataset`.
+      input_context, drop_remainder, on_corrupt_file: as in `pretraining_dataset`.
     vocab_file: the vocab the files were made with (special ids, "##" pieces).
     masked_lm_prob, mask_strategy, whole_word_mask, max_ngram: masking rules, as in
       `data.create_pretraining_data.run`.
@@ -193,7 +285,7 @@ def dynamic_masking_dataset(file_pattern: Union[str, Sequence[str]], batch_size:
     features["masked_lm_weights"] = outputs[3]
     return features
 
-  dataset = _serialized_records(files, is_training, seed, input_context)
+  dataset = _serialized_records(files, is_training, seed, input_context, on_corrupt_file)
   dataset = dataset.batch(batch_size, drop_remainder=drop_remainder)
   pipeline_id = input_context.input_pipeline_id if input_context else 0
   batch_seeds = tf.data.Dataset.random(seed=None if seed is None else seed + pipeline_id)

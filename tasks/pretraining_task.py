@@ -36,6 +36,8 @@ class PretrainingData:
     max_predictions_per_seq: masked positions per example (must match the files).
     train_batch_size: global training batch (split across replicas).
     eval_batch_size: global evaluation batch.
+    on_corrupt_file: a truncated or corrupted TFRecord file: "stop" (an error naming it)
+      or "skip" (a warning naming it; the rest of that file is left out).
   """
   train_file_pattern: str = ""
   eval_file_pattern: str = ""
@@ -43,6 +45,7 @@ class PretrainingData:
   max_predictions_per_seq: int = 20
   train_batch_size: int = 128
   eval_batch_size: int = 128
+  on_corrupt_file: str = "stop"
 
 
 @dataclasses.dataclass
@@ -112,7 +115,8 @@ class PretrainingTask(abc.ABC):
     return pretraining_dataset(
         pattern, batch_size=batch_size, seq_length=self.data.seq_length,
         max_predictions_per_seq=self.data.max_predictions_per_seq, is_training=is_training,
-        seed=self.seed, input_context=input_context, drop_remainder=True)
+        seed=self.seed, input_context=input_context, drop_remainder=True,
+        on_corrupt_file=self.data.on_corrupt_file)
 
   def dummy_batch(self, batch_size: int = 1) -> Dict[str, tf.Tensor]:
     """An all-padding batch with the real shapes and dtypes, to build the model."""

@@ -1,13 +1,15 @@
-"""Checkpoint helpers: warm start from another run, roll back after a divergence.
+"""Checkpoint helpers: resume, warm start from another run, roll back after a divergence.
 
 A run's checkpoints (written by a tf.train.CheckpointManager in the model dir) hold
 `model` (generator, discriminator, heads), `optimizer` (slots, step, loss scale),
-`dropout_rng` (the dropout layers' random-generator states) and, where the strategy allows,
-`train_iterator` (the input position), so a stopped run resumes exactly.
+`dropout_rng` (the dropout layers' random-generator states), `fault_counts` (non-finite
+steps and rollbacks so far) and, where the strategy allows, `train_iterator` (the input
+position), so a stopped run resumes exactly.
 """
+import dataclasses
 import os
 import tempfile
-from typing import Dict, List
+from typing import Dict, List, Optional
 
 from absl import logging
 import tensorflow as tf
@@ -38,12 +40,15 @@ def dropout_random_generators(model) -> List[tf.random.Generator]:
   return generators
 
 
-def training_checkpoint(model, optimizer, train_iterator=None) -> tf.train.Checkpoint:
+def training_checkpoint(model, optimizer, train_iterator=None,
+                        fault_counts: Optional[tf.Module] = None) -> tf.train.Checkpoint:
   """The whole state of a pretraining run (see the module docstring)."""
   tracked = dict(model=model, optimizer=optimizer,
                  dropout_rng=dropout_random_generators(model))
   if train_iterator is not None:
     tracked["train_iterator"] = train_iterator
+  if fault_counts is not None:
+    tracked["fault_counts"] = fault_counts
   return tf.train.Checkpoint(**tracked)
 
 
@@ -57,6 +62,102 @@ def resolve_checkpoint_path(path: str) -> str:
   return path
 
 
+@dataclasses.dataclass
+class WeightComparison:
+  """How a checkpoint's model weights line up with a model's, by checkpoint key.
+
+  Attributes:
+    checkpoint_path: the checkpoint prefix compared.
+    matched: keys in both, with the same shape.
+    not_in_checkpoint: the model's keys the checkpoint lacks.
+    unused: the checkpoint's model keys this model has no place for.
+    other_shapes: key -> (shape in the checkpoint, shape in the model).
+  """
+  checkpoint_path: str
+  matched: List[str]
+  not_in_checkpoint: List[str]
+  unused: List[str]
+  other_shapes: Dict[str, tuple]
+
+  def describe(self, limit: int = 5) -> str:
+    """One line per kind of difference, naming up to `limit` keys of each."""
+    def named(keys):
+      shown = ", ".join(_short(key) for key in keys[:limit])
+      return shown + (f", ... ({len(keys) - limit} more)" if len(keys) > limit else "")
+    lines = []
+    if self.other_shapes:
+      keys = sorted(self.other_shapes)
+      lines.append(f"{len(keys)} weight(s) of another shape: " + ", ".join(
+          f"{_short(key)} {self.other_shapes[key][0]} in the checkpoint vs "
+          f"{self.other_shapes[key][1]} here" for key in keys[:limit]))
+    if self.not_in_checkpoint:
+      lines.append(f"{len(self.not_in_checkpoint)} of this model's weights missing from it: "
+                   + named(self.not_in_checkpoint))
+    if self.unused:
+      lines.append(f"{len(self.unused)} of its weights with no place in this model: "
+                   + named(self.unused))
+    return "\n  ".join(lines)
+
+
+def _short(key: str) -> str:
+  return key[:-len(_VARIABLE_SUFFIX)] if key.endswith(_VARIABLE_SUFFIX) else key
+
+
+def compare_model_weights(model, checkpoint_path: str) -> WeightComparison:
+  """Compares the model weights stored at `checkpoint_path` with `model`'s.
+
+  Reads only the checkpoint's index. The model's own keys come from writing its weights to
+  a scratch directory (`tf.train.Checkpoint` has no public way to list them).
+  """
+  source = _model_variable_shapes(checkpoint_path)
+  with tempfile.TemporaryDirectory() as scratch:
+    own = _model_variable_shapes(tf.train.Checkpoint(model=model).write(
+        os.path.join(scratch, "model")))
+  both = set(own) & set(source)
+  other_shapes = {key: (source[key], own[key]) for key in both if own[key] != source[key]}
+  return WeightComparison(checkpoint_path=checkpoint_path,
+                          matched=sorted(both - set(other_shapes)),
+                          not_in_checkpoint=sorted(set(own) - set(source)),
+                          unused=sorted(set(source) - set(own)), other_shapes=other_shapes)
+
+
+def check_same_model(model, checkpoint_path: str, whose: str) -> None:
+  """Raises unless the checkpoint holds exactly this model's weights, with their shapes.
+
+  Args:
+    model: the built model about to be restored.
+    checkpoint_path: the checkpoint prefix.
+    whose: what the checkpoint is, for the message (e.g. "--model_dir=runs/x").
+
+  Raises:
+    ValueError: naming the differences (the checkpoint is of another architecture).
+  """
+  comparison = compare_model_weights(model, checkpoint_path)
+  if comparison.other_shapes or comparison.not_in_checkpoint or comparison.unused:
+    raise ValueError(
+        f"{whose}: checkpoint {checkpoint_path} holds another model than this config "
+        f"builds:\n  {comparison.describe()}\nTrain this config in a new --model_dir (or "
+        "warm-start it from that run with TrainerConfig.init_checkpoint), or run with the "
+        "config that wrote the checkpoint.")
+
+
+def remove_partial_checkpoints(directory: str) -> List[str]:
+  """Deletes the `<prefix>_temp` folders that a run killed while saving left behind.
+
+  tf.train.Checkpoint writes into `ckpt-N_temp/` and only then merges into `ckpt-N.index`
+  and `.data-*`, and the CheckpointManager names a checkpoint in its `checkpoint` file after
+  that, so such a folder is never a checkpoint anyone restores. Call before training.
+
+  Returns:
+    The folders removed.
+  """
+  removed = sorted(tf.io.gfile.glob(os.path.join(directory, "*_temp")))
+  for path in removed:
+    tf.io.gfile.rmtree(path)
+    print(f"removed {path}, a checkpoint write that a stopped run left unfinished", flush=True)
+  return removed
+
+
 def warm_start(model, init_checkpoint: str) -> Dict[str, List[str]]:
   """Loads every model weight that another run's checkpoint has, by checkpoint key.
 
@@ -67,7 +168,7 @@ def warm_start(model, init_checkpoint: str) -> Dict[str, List[str]]:
   the step are not loaded (that is what resuming from the model dir does).
 
   Args:
-    model: the built pretraining model.
+    model: the built model; its `encoder` attribute is the encoder every warm start loads.
     init_checkpoint: a checkpoint prefix or a directory (its latest checkpoint).
 
   Returns:
@@ -75,34 +176,48 @@ def warm_start(model, init_checkpoint: str) -> Dict[str, List[str]]:
     initialised) and `unused` (checkpoint weights this model has no place for).
 
   Raises:
-    ValueError: a weight exists in both with different shapes.
+    FileNotFoundError: no checkpoint at `init_checkpoint`.
+    ValueError: a weight exists in both with different shapes, or the checkpoint lacks
+      some of the encoder's weights (it is not a checkpoint of this encoder).
   """
   init_checkpoint = resolve_checkpoint_path(init_checkpoint)
-  source = _model_variable_shapes(init_checkpoint)
-  with tempfile.TemporaryDirectory() as scratch:
-    own = _model_variable_shapes(tf.train.Checkpoint(model=model).write(
-        os.path.join(scratch, "model")))
-  mismatched = sorted(key for key in set(own) & set(source) if own[key] != source[key])
-  if mismatched:
+  if not tf.io.gfile.exists(init_checkpoint + ".index"):
+    raise FileNotFoundError(f"TrainerConfig.init_checkpoint={init_checkpoint}: no checkpoint "
+                            f"there ({init_checkpoint}.index does not exist)")
+  comparison = compare_model_weights(model, init_checkpoint)
+  if comparison.other_shapes:
     raise ValueError(f"init_checkpoint {init_checkpoint} has other shapes for: " + ", ".join(
-        f"{key} {source[key]} vs {own[key]}" for key in mismatched))
+        f"{key} {shapes[0]} vs {shapes[1]}"
+        for key, shapes in sorted(comparison.other_shapes.items())))
+  encoder_missing = [key for key in comparison.not_in_checkpoint
+                     if key.startswith("model/encoder/")]
+  if encoder_missing:
+    raise ValueError(
+        f"init_checkpoint {init_checkpoint} lacks {len(encoder_missing)} of the encoder's "
+        f"weights (so it is no checkpoint of this encoder; check encoder_config): "
+        + ", ".join(_short(key) for key in encoder_missing[:5])
+        + (", ..." if len(encoder_missing) > 5 else ""))
   tf.train.Checkpoint(model=model).read(init_checkpoint).expect_partial()
-  report = dict(restored=sorted(set(own) & set(source)),
-                not_in_checkpoint=sorted(set(own) - set(source)),
-                unused=sorted(set(source) - set(own)))
-  short = lambda key: key[:-len(_VARIABLE_SUFFIX)]  # pylint: disable=unnecessary-lambda-assignment
+  report = dict(restored=comparison.matched, not_in_checkpoint=comparison.not_in_checkpoint,
+                unused=comparison.unused)
   logging.info("init_checkpoint %s: restored %d weights", init_checkpoint,
                len(report["restored"]))
   print(f"init_checkpoint {init_checkpoint}: restored {len(report['restored'])} of "
-        f"{len(own)} model weights", flush=True)
+        f"{len(report['restored']) + len(report['not_in_checkpoint'])} model weights",
+        flush=True)
   for kind in ("not_in_checkpoint", "unused"):
     for key in report[kind]:
-      print(f"  {kind}: {short(key)}", flush=True)
+      print(f"  {kind}: {_short(key)}", flush=True)
   return report
 
 
+def checkpoint_step(path: str) -> int:
+  """The step of a CheckpointManager checkpoint (`DIR/ckpt-<step>`; numbered by step here)."""
+  return int(path.rsplit("-", 1)[1])
+
+
 class Rollback:
-  """Restores the model and optimizer from the newest checkpoint after a divergence.
+  """Restores the model and optimizer from the last checkpoint before a divergence.
 
   The input iterator is left where it is, so the batches that diverged are not replayed.
   Rolling back twice to the same checkpoint means training diverges again from there with
@@ -116,11 +231,29 @@ class Rollback:
     self.strategy = strategy
     self.last_restored = None
 
-  def __call__(self):
-    path = self.checkpoint_manager.latest_checkpoint
-    if path is None:
+  def __call__(self, last_good_step: Optional[int] = None) -> str:
+    """Restores the newest kept checkpoint of step <= `last_good_step` (None: the newest).
+
+    Checkpoints written during a run of skipped steps hold unchanged weights, but one
+    written after the divergence began (e.g. a loss that grew before it overflowed) may
+    not, hence `last_good_step`, the step before the run of non-finite steps.
+
+    Returns:
+      The checkpoint restored.
+
+    Raises:
+      FloatingPointError: no such checkpoint, or the same one was restored before.
+    """
+    if not self.checkpoint_manager.checkpoints:
       raise FloatingPointError("training diverged (non-finite losses) before the first "
                                "checkpoint: nothing to roll back to")
+    candidates = [path for path in self.checkpoint_manager.checkpoints
+                  if last_good_step is None or checkpoint_step(path) <= last_good_step]
+    if not candidates:
+      raise FloatingPointError(
+          f"training diverged (non-finite losses) after step {last_good_step} and every "
+          "checkpoint kept is from later: nothing to roll back to")
+    path = candidates[-1]
     if path == self.last_restored:
       raise FloatingPointError(f"training diverged again after rolling back to {path}")
     logging.warning("rolling back to %s after repeated non-finite steps", path)
@@ -128,3 +261,4 @@ class Rollback:
     with self.strategy.scope():
       self.weights.read(path).expect_partial()
     self.last_restored = path
+    return path

@@ -16,12 +16,16 @@ import tf_keras
 from tasks.pretraining_task import PretrainingTask
 from training import distribution
 from training import precision
-from training.checkpoints import Rollback
+from data.pretraining_loader import corrupt_file_error
 from training.checkpoint_path import restore_path
+from training.checkpoints import check_same_model
+from training.checkpoints import remove_partial_checkpoints
+from training.checkpoints import Rollback
 from training.checkpoints import training_checkpoint
 from training.checkpoints import warm_start
 from training.export_task import export_for_task
 from training.optimization import create_optimizer
+from training.preemption import PreemptionCheckpointer
 from training.reporting import MetricsFile
 from training.reporting import ProgressLine
 from training.trainer import PretrainingTrainer
@@ -139,6 +143,7 @@ def run_experiment(mode: str, model_dir: str, task: PretrainingTask = gin.REQUIR
     model = task.build_model()
     optimizer = precision.with_loss_scaling(create_optimizer(config.train_steps),
                                             runtime.precision)
+    metrics_file = MetricsFile(os.path.join(model_dir, "metrics.jsonl"), optimizer.iterations)
     train_iterator = None
     if training:
       train_iterator = iter(strategy.distribute_datasets_from_function(
@@ -151,23 +156,31 @@ def run_experiment(mode: str, model_dir: str, task: PretrainingTask = gin.REQUIR
         task, model, optimizer, strategy, train_dataset=train_iterator,
         eval_dataset=eval_dataset, gradient_clip_norm=config.gradient_clip_norm,
         jit_compile=runtime.jit_compile,
-        max_consecutive_bad_steps=config.max_consecutive_bad_steps)
+        max_consecutive_bad_steps=config.max_consecutive_bad_steps,
+        fault_log=metrics_file.write if chief else None)
     # TPU input iterators cannot be saved: a resumed TPU run restarts the input stream.
     saves_iterator = not isinstance(strategy, tf.distribute.TPUStrategy)
     checkpoint = training_checkpoint(model, optimizer,
-                                     train_iterator if saves_iterator else None)
+                                     train_iterator if saves_iterator else None,
+                                     trainer.fault_counts)
     manager = tf.train.CheckpointManager(
         checkpoint, checkpoint_dir(model_dir, strategy), max_to_keep=config.max_to_keep,
         step_counter=optimizer.iterations, checkpoint_interval=config.checkpoint_interval)
     trainer.rollback = Rollback(manager, model, optimizer, strategy)
 
   if training:
-    # Resume (before the progress line reads the step), else warm-start if asked.
+    # Resume (before the progress line reads the step), else warm-start if asked; a
+    # checkpoint of another model, or an init_checkpoint without this encoder, stops here.
+    remove_partial_checkpoints(manager.directory)
     with strategy.scope():
-      if manager.restore_or_initialize() is None and config.init_checkpoint:
+      if manager.latest_checkpoint:
+        check_same_model(model, manager.latest_checkpoint, f"--model_dir={model_dir}")
+        manager.restore_or_initialize()
+      elif config.init_checkpoint:
         warm_start(model, config.init_checkpoint)
   if not training:
     restored = restore_path(checkpoint_path, manager.latest_checkpoint, mode, model_dir)
+    check_same_model(model, restored, f"--mode={mode}")
     with strategy.scope():
       checkpoint.read(restored).expect_partial()
     print(f"restored {restored} (step {optimizer.iterations.numpy()})", flush=True)
@@ -178,6 +191,8 @@ def run_experiment(mode: str, model_dir: str, task: PretrainingTask = gin.REQUIR
       print(f"exported {name} to {path}", flush=True)
     return None
 
+  preemption = PreemptionCheckpointer(lambda: manager.save(
+      checkpoint_number=int(optimizer.iterations.numpy()), check_interval=False))
   controller = orbit.Controller(
       global_step=optimizer.iterations, strategy=strategy,
       trainer=trainer if training else None, evaluator=trainer if evaluating else None,
@@ -186,16 +201,53 @@ def run_experiment(mode: str, model_dir: str, task: PretrainingTask = gin.REQUIR
       summary_interval=config.summary_interval if training else None,
       summary_dir=os.path.join(model_dir, "train") if chief and training else None,
       eval_summary_dir=os.path.join(model_dir, "eval") if chief else None,
-      train_actions=[ProgressLine(optimizer.iterations, config.train_steps,
-                                  task.global_batch_size(True))] if chief else [],
-      eval_actions=[MetricsFile(os.path.join(model_dir, "metrics.jsonl"),
-                                optimizer.iterations)] if chief else [])
-  if mode == "train":
-    controller.train(config.train_steps)
-    return None
-  if mode == "eval":
-    return controller.evaluate(config.validation_steps)
+      train_actions=([ProgressLine(optimizer.iterations, config.train_steps,
+                                   task.global_batch_size(True))] if chief else [])
+      + [preemption],
+      eval_actions=([metrics_file] if chief else []) + ([preemption] if training else []))
+  try:
+    if mode == "eval":
+      return controller.evaluate(config.validation_steps)
+    with preemption.watching():
+      if mode == "train":
+        controller.train(config.train_steps)
+        return None
+      return train_and_evaluate(controller, config, metrics_file)
+  except tf.errors.InvalidArgumentError as error:
+    message = corrupt_file_error(error)
+    if message is None:
+      raise
+    raise tf.errors.DataLossError(None, None, message) from None
+
+
+def train_and_evaluate(controller: orbit.Controller, config: TrainerConfig,
+                       metrics_file: MetricsFile) -> Optional[Dict[str, float]]:
+  """Trains to `train_steps`, evaluating at every multiple of `validation_interval` and at
+  the end, and saves the final checkpoint.
+
+  The schedule counts from step 0, not from where this process started, so a resumed run
+  evaluates at the steps an uninterrupted one does. An evaluation already in metrics.jsonl
+  is not run again (a run stopped after it resumed from an earlier checkpoint), and one a
+  stopped run did not finish is run first (it resumed from the checkpoint of that step).
+  Every worker reads metrics.jsonl, so all of them skip the same evaluations.
+
+  Returns:
+    The last evaluation's metrics.
+  """
   logging.info("train_and_eval to step %d, evaluating every %d steps", config.train_steps,
                config.validation_interval)
-  return controller.train_and_evaluate(config.train_steps, config.validation_steps,
-                                       config.validation_interval)
+  interval = config.validation_interval
+  output = None
+  step = int(controller.global_step.numpy())
+  while True:
+    if step > 0 and (step % interval == 0 or step >= config.train_steps):
+      output = metrics_file.evaluation_at(step)
+      if output is None:
+        output = controller.evaluate(config.validation_steps)
+    if step >= config.train_steps:
+      break
+    controller.train(min(config.train_steps, (step // interval + 1) * interval),
+                     checkpoint_at_completion=False)
+    step = int(controller.global_step.numpy())
+  controller.save_checkpoint()
+  return output

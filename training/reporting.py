@@ -2,7 +2,7 @@
 import json
 import os
 import time
-from typing import Mapping
+from typing import Dict, List, Mapping, Optional
 
 import tensorflow as tf
 
@@ -52,19 +52,53 @@ class ProgressLine:
 
 
 class MetricsFile:
-  """An orbit eval action appending {"step", "split", metrics...} to a JSON-lines file."""
+  """metrics.jsonl: one JSON object per line, appended, flushed and fsynced.
+
+  As an orbit eval action it appends {"step", "split", metrics...} after each evaluation;
+  `write` appends any other record (e.g. the trainer's non-finite-step reports). A line cut
+  short by a crash is skipped by `records` and never glued to the next record.
+  """
 
   def __init__(self, path: str, global_step: tf.Variable, split: str = "eval"):
     self.path = path
     self.global_step = global_step
     self.split = split
 
-  def __call__(self, outputs: Mapping[str, float]):
-    record = {"step": int(self.global_step.numpy()), "split": self.split}
-    record.update({key: float(value) for key, value in outputs.items()})
+  def write(self, record: Mapping[str, object]):
     tf.io.gfile.makedirs(os.path.dirname(self.path) or ".")
-    with open(self.path, "a", encoding="utf-8") as stream:
+    with open(self.path, "a+", encoding="utf-8") as stream:
+      stream.seek(0, os.SEEK_END)
+      if stream.tell():
+        stream.seek(stream.tell() - 1)
+        if stream.read(1) != "\n":  # the last record was cut short: start a new line
+          stream.write("\n")
       stream.write(json.dumps(record, sort_keys=False) + "\n")
       stream.flush()
       os.fsync(stream.fileno())
+
+  def records(self) -> List[dict]:
+    """Every complete record in the file, in order ([] when there is no file)."""
+    if not os.path.exists(self.path):
+      return []
+    parsed = []
+    with open(self.path, encoding="utf-8") as stream:
+      for line in stream:
+        try:
+          parsed.append(json.loads(line))
+        except json.JSONDecodeError:
+          continue  # a line a crash cut short
+    return parsed
+
+  def evaluation_at(self, step: int) -> Optional[Dict[str, float]]:
+    """The metrics of the last evaluation recorded at `step` (None if there is none)."""
+    found = None
+    for record in self.records():
+      if record.get("step") == step and record.get("split") == self.split:
+        found = {key: value for key, value in record.items() if key not in ("step", "split")}
+    return found
+
+  def __call__(self, outputs: Mapping[str, float]):
+    record = {"step": int(self.global_step.numpy()), "split": self.split}
+    record.update({key: float(value) for key, value in outputs.items()})
+    self.write(record)
     print(f"eval step {record['step']} | {format_outputs(outputs)}", flush=True)

@@ -10,10 +10,11 @@ One training step, in each replica (see `_replica_train_step`):
   update metrics if good
 
 Skipped steps still advance the step counter (as a LossScaleOptimizer does), are counted
-and reported; after `max_consecutive_bad_steps` in a row the `rollback` callback restores
-the last checkpoint's weights before anything is saved.
+and reported (a WARNING line, and a record passed to `fault_log`, which the runner appends
+to metrics.jsonl); after `max_consecutive_bad_steps` in a row the `rollback` callback
+restores the last checkpoint from before them, before anything is saved.
 """
-from typing import Callable, Dict, Optional
+from typing import Any, Callable, Dict, Optional
 
 from absl import logging
 import orbit
@@ -55,6 +56,20 @@ class ScalarMeans(tf.Module):
             for name, total in self.sums.items()}
 
 
+class FaultCounts(tf.Module):
+  """Non-finite steps and rollbacks of a whole run; saved in its checkpoints.
+
+  Attributes:
+    nonfinite_steps: int64 scalar variable, steps skipped for a non-finite loss or gradient.
+    rollbacks: int64 scalar variable, restores of an earlier checkpoint after a divergence.
+  """
+
+  def __init__(self):
+    super().__init__()
+    self.nonfinite_steps = tf.Variable(0, trainable=False, dtype=tf.int64)
+    self.rollbacks = tf.Variable(0, trainable=False, dtype=tf.int64)
+
+
 def current_learning_rate(optimizer) -> tf.Tensor:
   inner = optimizer.inner_optimizer if is_loss_scaled(optimizer) else optimizer
   learning_rate = inner.learning_rate
@@ -77,15 +92,24 @@ class PretrainingTrainer(orbit.StandardTrainer, orbit.StandardEvaluator):
     jit_compile: compile the model's forward pass (and so its gradient) with XLA; the
       losses stay outside, as they sum over replicas.
     max_consecutive_bad_steps: non-finite steps in a row that trigger `rollback`.
-    rollback: restores the last checkpoint's weights and optimizer state; called in eager
-      mode between training loops.
+    rollback: called as `rollback(last_good_step)` in eager mode between training loops;
+      restores the weights and optimizer state of the newest checkpoint of step <=
+      last_good_step and returns its path (training.checkpoints.Rollback).
+    fault_log: called with a record (a dict) after each training loop that had non-finite
+      steps: `step`, `split` ("train"), `nonfinite_steps` (this loop), `nonfinite_steps_total`
+      and `rollbacks_total` (the run's, across restarts), and after a rollback
+      `rolled_back_to` (the checkpoint) and `rolled_back_to_step`.
+
+  Attributes:
+    fault_counts: the run's FaultCounts (put them in the training checkpoint).
   """
 
   def __init__(self, task: PretrainingTask, model: tf_keras.Model, optimizer,
                strategy: tf.distribute.Strategy, train_dataset=None, eval_dataset=None,
                gradient_clip_norm: float = 1.0, jit_compile: bool = False,
                max_consecutive_bad_steps: int = 10,
-               rollback: Optional[Callable[[], None]] = None):
+               rollback: Optional[Callable[[int], str]] = None,
+               fault_log: Optional[Callable[[Dict[str, Any]], None]] = None):
     self.task = task
     self.model = model
     self.optimizer = optimizer
@@ -93,6 +117,8 @@ class PretrainingTrainer(orbit.StandardTrainer, orbit.StandardEvaluator):
     self.gradient_clip_norm = gradient_clip_norm
     self.max_consecutive_bad_steps = max_consecutive_bad_steps
     self.rollback = rollback
+    self.fault_log = fault_log
+    self.fault_counts = FaultCounts()
     loss_names = self._build_model()
     self.train_metrics = task.build_metrics()
     self.eval_metrics = task.build_metrics()
@@ -198,24 +224,36 @@ class PretrainingTrainer(orbit.StandardTrainer, orbit.StandardEvaluator):
 
   def train_loop_end(self):
     bad_steps = int(self.loop_bad_steps.numpy())
-    step = int(self.optimizer.iterations.numpy())
     if bad_steps:
-      logging.warning("step %d: skipped %d step(s) with a non-finite loss or gradient",
-                      step, bad_steps)
-      print(f"WARNING step {step}: skipped {bad_steps} step(s) with a non-finite loss "
-            "or gradient", flush=True)
-    if int(self.consecutive_bad_steps.numpy()) >= self.max_consecutive_bad_steps:
-      if self.rollback is None:
-        raise FloatingPointError(
-            f"{self.consecutive_bad_steps.numpy()} non-finite steps in a row at step {step} "
-            "and no checkpoint to roll back to")
-      self.rollback()
-      self.consecutive_bad_steps.assign(0)
+      self._handle_nonfinite_steps(bad_steps)
     output = dict(self.train_losses.result())
     output.update({name: float(metric.result()) for name, metric in self.train_metrics.items()})
     output["learning_rate"] = float(current_learning_rate(self.optimizer))
     output["nonfinite_steps"] = bad_steps
     return output
+
+  def _handle_nonfinite_steps(self, bad_steps: int):
+    """Counts and reports a loop's skipped steps; rolls back after too many in a row."""
+    step = int(self.optimizer.iterations.numpy())
+    logging.warning("step %d: skipped %d step(s) with a non-finite loss or gradient",
+                    step, bad_steps)
+    print(f"WARNING step {step}: skipped {bad_steps} step(s) with a non-finite loss "
+          "or gradient", flush=True)
+    self.fault_counts.nonfinite_steps.assign_add(bad_steps)
+    record = dict(step=step, split="train", nonfinite_steps=bad_steps)
+    in_a_row = int(self.consecutive_bad_steps.numpy())
+    if in_a_row >= self.max_consecutive_bad_steps:
+      if self.rollback is None:
+        raise FloatingPointError(f"{in_a_row} non-finite steps in a row at step {step} "
+                                 "and no checkpoint to roll back to")
+      record["rolled_back_to"] = self.rollback(step - in_a_row)
+      record["rolled_back_to_step"] = int(self.optimizer.iterations.numpy())
+      self.fault_counts.rollbacks.assign_add(1)
+      self.consecutive_bad_steps.assign(0)
+    record["nonfinite_steps_total"] = int(self.fault_counts.nonfinite_steps.numpy())
+    record["rollbacks_total"] = int(self.fault_counts.rollbacks.numpy())
+    if self.fault_log is not None:
+      self.fault_log(record)
 
   # -------------------------------------------------------------- evaluation
   def _replica_eval_step(self, batch, batch_number):
