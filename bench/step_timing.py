@@ -1,0 +1,100 @@
+"""Timing trainers side by side in one process; peak memory; what machine this is.
+
+Trainers compared in one run are timed in turns: round r runs `steps` steps of each, one
+after the other, so that load from other processes hits them alike; a ratio is then taken
+per round (paired) and its median reported. CPU time (this process) is kept beside wall
+time: on a shared machine it is far less sensitive to other processes.
+"""
+import dataclasses
+import os
+import resource
+import statistics
+import time
+from typing import Callable, Dict, List
+
+import tensorflow as tf
+
+
+@dataclasses.dataclass
+class RoundTimes:
+  """Per-round wall and process-CPU seconds of one trainer."""
+  wall: List[float] = dataclasses.field(default_factory=list)
+  cpu: List[float] = dataclasses.field(default_factory=list)
+
+
+def time_in_turns(run_steps: Dict[str, Callable[[int], object]], steps: int, rounds: int,
+                  report: Callable[[int, Dict[str, RoundTimes]], None] = None
+                  ) -> Dict[str, RoundTimes]:
+  """Runs `rounds` rounds of `steps` steps of every trainer, in turns.
+
+  Args:
+    run_steps: name -> function running n steps and returning after they finished (a
+      trainer's `train`, which reads its loss back).
+    steps: steps per trainer per round.
+    rounds: number of rounds.
+    report: called after each round with (round index, times so far).
+
+  Returns:
+    name -> RoundTimes.
+  """
+  times = {name: RoundTimes() for name in run_steps}
+  for round_index in range(rounds):
+    for name, run in run_steps.items():
+      start, cpu_start = time.perf_counter(), time.process_time()
+      run(steps)
+      times[name].wall.append(time.perf_counter() - start)
+      times[name].cpu.append(time.process_time() - cpu_start)
+    if report is not None:
+      report(round_index, times)
+  return times
+
+
+def paired_ratio(baseline: List[float], other: List[float]) -> float:
+  """Median over rounds of baseline seconds / other seconds (> 1: other is faster)."""
+  return statistics.median(b / o for b, o in zip(baseline, other))
+
+
+def accelerator_memory_device():
+  """The first GPU's name for tf.config.experimental memory stats, or None on CPU."""
+  gpus = tf.config.list_logical_devices("GPU")
+  return gpus[0].name.replace("/device:", "") if gpus else None
+
+
+def reset_peak_memory():
+  """Starts a new peak on a GPU (a process's peak RSS cannot be reset)."""
+  device = accelerator_memory_device()
+  if device is not None:
+    tf.config.experimental.reset_memory_stats(device)
+
+
+def memory_in_use_bytes() -> int:
+  """GPU memory in use now; 0 on CPU (so a CPU peak is the whole process's)."""
+  device = accelerator_memory_device()
+  if device is not None:
+    return int(tf.config.experimental.get_memory_info(device)["current"])
+  return 0
+
+
+def peak_memory_bytes() -> int:
+  """Peak GPU memory since the last reset_peak_memory, else the process's peak RSS."""
+  device = accelerator_memory_device()
+  if device is not None:
+    return int(tf.config.experimental.get_memory_info(device)["peak"])
+  return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024  # Linux: KiB
+
+
+def machine_description() -> str:
+  """The accelerator's name if there is one, else the CPU model, and the CPU count."""
+  gpus = tf.config.list_physical_devices("GPU")
+  cpu = "unknown CPU"
+  try:
+    with open("/proc/cpuinfo", encoding="utf-8") as f:
+      cpu = next(line.split(":", 1)[1].strip() for line in f if line.startswith("model name"))
+  except (OSError, StopIteration):
+    pass
+  description = f"{cpu}, {os.cpu_count()} CPUs"
+  if gpus:
+    names = [tf.config.experimental.get_device_details(gpu).get("device_name", "GPU")
+             for gpu in gpus]
+    description = f"{len(gpus)} x {names[0]} ({description})"
+  return description

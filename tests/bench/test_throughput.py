@@ -1,0 +1,53 @@
+"""The throughput harness runs end to end on a tiny ELECTRA, beside Model Garden's."""
+import json
+import os
+import subprocess
+import sys
+
+from absl import app
+import pytest
+
+from bench import flops
+from bench import pretraining_setup
+from bench import throughput
+
+REPO_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+TINY = ["encoder_config.size = 'tiny'", "encoder_config.vocab_size = 64",
+        "encoder_config.overrides = {'num_layers': 1}"]
+
+
+def test_harness_reports_every_figure_and_the_model_garden_ratio_last():
+  command = [sys.executable, "-m", "bench.throughput", "--objective=electra", "--size=small",
+             "--batch_size=4", "--seq_length=16", "--steps=2", "--loops=1",
+             "--vs_model_garden"] + [f"--gin_param={param}" for param in TINY]
+  completed = subprocess.run(command, cwd=REPO_ROOT, capture_output=True, text=True,
+                             timeout=120, env=dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2"),
+                             check=False)
+  assert completed.returncode == 0, completed.stderr[-3000:]
+  lines = completed.stdout.strip().splitlines()
+  results = json.loads(lines[-2])
+  ratio = results["ratio_vs_model_garden"]
+  assert lines[-1] == f"ratio_vs_model_garden={ratio:.3f}" and ratio > 0
+
+  task = pretraining_setup.build_task("electra", "small", 4, 16, TINY)
+  assert results["flops_per_step"] == flops.step_totals(flops.objective_terms(task), 4)
+  assert (results["masked_positions"], results["timed_steps"]) == (3, 2)  # ceil(0.15 * 16)
+  assert results["ours_parameters"] > 0 and results["model_garden_parameters"] > 0
+  for name in ("ours", "model_garden"):
+    step_seconds = results[f"{name}_step_seconds"]
+    assert results[f"{name}_sequences_per_second"] == pytest.approx(4 / step_seconds)
+    assert results[f"{name}_tokens_per_second"] == pytest.approx(4 * 16 / step_seconds)
+    assert results[f"{name}_achieved_flops_per_second"] == pytest.approx(
+        results["flops_per_step"]["executed_train"] / step_seconds)
+    assert results[f"{name}_peak_memory_bytes"] > 0
+  rooflines = results["roofline_gflops_per_second"]
+  assert set(rooflines) == {"float32", "bfloat16"} and min(rooflines.values()) > 0
+  assert results["mfu"] == pytest.approx(
+      results["ours_achieved_flops_per_second"] / (rooflines["float32"] * 1e9))
+
+
+def test_bad_flag_combinations_name_the_flag():
+  with pytest.raises(app.UsageError, match="--vs_model_garden compares ELECTRA only"):
+    throughput.check_flags("bert", True, steps=4, loops=2)
+  with pytest.raises(app.UsageError, match="--steps=1 must be >= --loops=2"):
+    throughput.check_flags("electra", False, steps=1, loops=2)
