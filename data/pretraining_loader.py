@@ -35,6 +35,7 @@ _SHUFFLE_BUFFER_SIZE = 10_000
 _MAX_PARALLEL_FILES = 8
 # Bytes around each TFRecord: length (8), CRC of the length (4), CRC of the data (4).
 _RECORD_FRAMING_BYTES = 16
+_COUNTING_BLOCK_RECORDS = 256
 ON_CORRUPT_FILE = ("stop", "skip")
 _CORRUPT_FILE_MESSAGE = "Truncated or corrupted TFRecord file"
 
@@ -68,7 +69,7 @@ def corrupt_file_error(error: tf.errors.OpError) -> Optional[str]:
   found = re.search(re.escape(_CORRUPT_FILE_MESSAGE) + r"[^\]]*", error.message)
   if found is None:
     return None
-  return found.group(0).replace('\\"', '"')
+  return found.group(0).replace("\\'", "'").replace('\\"', '"')
 
 
 def _checked_file_records(path: tf.Tensor, size: tf.Tensor, on_corrupt_file: str
@@ -84,35 +85,33 @@ def _checked_file_records(path: tf.Tensor, size: tf.Tensor, on_corrupt_file: str
     A dataset of serialized records (tf.string scalars).
   """
   # After a DataLossError, TFRecordDataset moves on to its next file (here: none), so
-  # ignore_errors ends the file at its first bad record.
-  records = tf.data.TFRecordDataset(path).ignore_errors()
-  end_marker = tf.data.Dataset.from_tensors((tf.constant(b""), tf.constant(True)))
-  items = records.map(lambda record: (record, tf.constant(False))).concatenate(end_marker)
+  # ignore_errors ends the file at its first bad record. Bytes are counted per block of
+  # records (per record, the extra dataset ops would slow reading down ~10x).
+  blocks = tf.data.TFRecordDataset(path).ignore_errors().batch(_COUNTING_BLOCK_RECORDS)
+  end_marker = tf.data.Dataset.from_tensors((tf.zeros([0], tf.string), tf.constant(True)))
+  items = blocks.map(lambda block: (block, tf.constant(False))).concatenate(end_marker)
 
   def count_bytes(bytes_read, item):
-    record, is_end = item
-    record_bytes = tf.cast(tf.strings.length(record), tf.int64) + _RECORD_FRAMING_BYTES
-    bytes_read += tf.where(is_end, tf.constant(0, tf.int64), record_bytes)
-    return bytes_read, (record, is_end, bytes_read)
+    block, is_end = item
+    bytes_read += tf.reduce_sum(tf.cast(tf.strings.length(block), tf.int64)
+                                + _RECORD_FRAMING_BYTES)
+    return bytes_read, (block, is_end, bytes_read)
 
-  def check_end(record, is_end, bytes_read):
+  def check_end(block, is_end, bytes_read):
     damaged = tf.logical_and(is_end, tf.not_equal(bytes_read, size))
-    message = tf.strings.format(
-        _CORRUPT_FILE_MESSAGE + " {}: only its first {} of {} bytes could be read",
-        (path, bytes_read, size))
+    message = tf.strings.join([
+        _CORRUPT_FILE_MESSAGE, " ", path, ": only its first ", tf.strings.as_string(bytes_read),
+        " of ", tf.strings.as_string(size), " bytes could be read"])
     if on_corrupt_file == "stop":
       check = tf.debugging.Assert(tf.logical_not(damaged), [
           message + "; PretrainingData.on_corrupt_file = 'skip' reads past such files"])
     else:
-      check = tf.cond(damaged, lambda: tf.print(
-          "WARNING", message + "; skipped the rest of it", output_stream=sys.stderr),
-                      tf.no_op)
+      warning = tf.strings.join(["WARNING ", message, "; skipped the rest of it"])
+      check = tf.cond(damaged, lambda: tf.print(warning, output_stream=sys.stderr), tf.no_op)
     with tf.control_dependencies([check]):
-      return tf.identity(record), is_end
+      return tf.identity(block)
 
-  items = items.scan(tf.constant(0, tf.int64), count_bytes).map(check_end)
-  return items.filter(lambda record, is_end: tf.logical_not(is_end)).map(
-      lambda record, is_end: record)
+  return items.scan(tf.constant(0, tf.int64), count_bytes).map(check_end).unbatch()
 
 
 def _check_metadata(files: Sequence[str], seq_length: int, max_predictions_per_seq: int,
