@@ -190,30 +190,36 @@ def vocabulary_work(name: str, positions: int, vocab_size: int, flops_per_elemen
   return elementwise(name, positions * vocab_size, flops_per_element, trained)
 
 
+def mlm_loss(positions: int, vocab_size: int) -> FlopTerm:
+  """The masked-LM cross-entropy's log-softmax over the vocabulary."""
+  return vocabulary_work("mlm_loss_softmax", positions, vocab_size, SOFTMAX_FLOPS, trained=True)
+
+
 def gumbel_max_sampling(name: str, positions: int, vocab_size: int) -> FlopTerm:
   return vocabulary_work(name, positions, vocab_size, GUMBEL_NOISE_FLOPS + GUMBEL_MAX_FLOPS,
                          trained=False)
 
 
 # ------------------------------------------------------------------- objectives
+def _dimensions(task):
+  """(encoder config, sequence length, masked positions) of a PretrainingTask."""
+  return task.encoder_config, task.data.seq_length, task.data.max_predictions_per_seq
+
+
 def bert_terms(task) -> List[FlopTerm]:
-  config, seq, positions = task.encoder_config, task.data.seq_length, \
-      task.data.max_predictions_per_seq
+  config, seq, positions = _dimensions(task)
   return (encoder_terms(config, seq, "encoder") +
           masked_lm_head_terms(config.hidden_size, config, positions, "masked_lm_head") +
-          [vocabulary_work("mlm_loss_softmax", positions, config.vocab_size, SOFTMAX_FLOPS,
-                           trained=True)])
+          [mlm_loss(positions, config.vocab_size)])
 
 
 def _generator_and_discriminator(task, generator: EncoderConfig) -> List[FlopTerm]:
   """Generator + its MLM head and loss + one Gumbel-max sample + discriminator encoder."""
-  config, seq, positions = task.encoder_config, task.data.seq_length, \
-      task.data.max_predictions_per_seq
+  config, seq, positions = _dimensions(task)
   terms = (encoder_terms(generator, seq, "generator") +
            masked_lm_head_terms(generator.hidden_size, config, positions,
                                 "generator_mlm_head") +
-           [vocabulary_work("mlm_loss_softmax", positions, config.vocab_size, SOFTMAX_FLOPS,
-                            trained=True),
+           [mlm_loss(positions, config.vocab_size),
             gumbel_max_sampling("replacement_sampling", positions, config.vocab_size)])
   if getattr(task, "disallow_correct", False):
     terms.append(vocabulary_work("disallow_correct", positions, config.vocab_size, 1,
@@ -228,8 +234,7 @@ def electra_terms(task) -> List[FlopTerm]:
 
 
 def teams_terms(task) -> List[FlopTerm]:
-  config, seq, positions = task.encoder_config, task.data.seq_length, \
-      task.data.max_predictions_per_seq
+  config, seq, positions = _dimensions(task)
   generator = scaled_config(config, depth_multiplier=task.generator_depth_multiplier)
   vocab, candidates = config.vocab_size, task.num_negatives + 1
   terms = _generator_and_discriminator(task, generator)
@@ -249,8 +254,8 @@ def teams_terms(task) -> List[FlopTerm]:
 
 
 def electra_hp_terms(task) -> List[FlopTerm]:
-  config, positions, vocab = task.encoder_config, task.data.max_predictions_per_seq, \
-      task.encoder_config.vocab_size
+  config, _, positions = _dimensions(task)
+  vocab = config.vocab_size
   generator = scaled_config(config, width_multiplier=task.generator_width_multiplier)
   terms = electra_terms(task)
   terms += masked_lm_head_terms(generator.hidden_size, config, positions, "sampling_head")
@@ -279,12 +284,11 @@ def electra_hp_terms(task) -> List[FlopTerm]:
 
 
 def script_terms(task) -> List[FlopTerm]:
-  config, seq, positions = task.encoder_config, task.data.seq_length, \
-      task.data.max_predictions_per_seq
+  config, seq, positions = _dimensions(task)
   vocab = config.vocab_size
   return (encoder_terms(config, seq, "encoder_masked_input") +
           masked_lm_head_terms(config.hidden_size, config, positions, "mlm_head_masked") +
-          [vocabulary_work("mlm_loss_softmax", positions, vocab, SOFTMAX_FLOPS, trained=True),
+          [mlm_loss(positions, vocab),
            # Gumbel-softmax draw: log-softmax, noise, add and divide, log-softmax, Gumbel-max.
            vocabulary_work("gumbel_softmax_sampling", positions, vocab,
                            2 * SOFTMAX_FLOPS + GUMBEL_NOISE_FLOPS + 2 + GUMBEL_NOISE_FLOPS +
