@@ -7,11 +7,11 @@ import tensorflow as tf
 import tf_keras
 
 import official_runner
+from tests.training.fault_helpers import tiny_bert_bindings
 from data.pretraining_loader import pretraining_dataset
 from tests.training.helpers import PREDICTIONS
 from tests.training.helpers import SEQ
 from tests.training.helpers import pretraining_examples
-from tests.training.helpers import tiny_electra_bindings
 from tests.training.helpers import write_pretraining_records
 from training.experiment import run_experiment
 
@@ -44,7 +44,7 @@ def test_two_poisoned_batches_roll_back_to_the_last_good_checkpoint_and_are_logg
   examples["masked_lm_weights"][poisoned] = np.nan
   write_pretraining_records(path, examples)  # same number of records: same reading order
   evaluation = write_pretraining_records(tmp_path / "eval.tfrecord", pretraining_examples(8))
-  bindings = tiny_electra_bindings(str(path), evaluation, train_steps=8, checkpoint_interval=1,
+  bindings = tiny_bert_bindings(str(path), evaluation, train_steps=8, checkpoint_interval=1,
                                    max_consecutive_bad_steps=2)
   gin.clear_config()
   official_runner.parse_config([], bindings)
