@@ -1,98 +1,114 @@
-"""Training throughput of the pretraining objectives, side by side in one process.
+r"""Training throughput of the pretraining objectives, side by side in one process.
 
-  python bench/objective_speed.py [--objectives=bert,electra,teams,electra_hp_loss,\
+  python -m bench.objective_speed [--objectives=bert,electra,teams,electra_hp_loss,\
 electra_hp_dist,script] [--size=small] [--batch_size=32] [--seq_length=128] \
-      [--steps=15] [--loops=5] [--precision=float32]
+      [--steps=15] [--loops=5] [--precision=float32] [--jit]
 
 Every objective is built from its paper config (configs/pretrain/<objective>_<size>.gin:
-generator size, sharing, heads, loss weights) with the same sequence length and batch, and
-trained with bench/train_step_speed.py's trainer (the runner's own train step on synthetic
-batches). After one untimed warm-up loop each, the objectives are timed in turns, `loops`
-rounds of steps / loops steps, so that background load hits them alike. Reported: the median
-sequences/s of each and its speed relative to ELECTRA (the median over rounds of ELECTRA's
-wall time / the objective's in the same round: paired, so slow rounds cancel), and the
-process CPU time per sequence and its ratio (CPU time is far less sensitive to other
-processes on a shared machine than wall time). Not run in CI.
+generator size, sharing, heads, loss weights) with the same batch, sequence length and
+masked positions, and trained by the runner's trainer on synthetic batches
+(bench/pretraining_setup.py, as bench/throughput.py does for one objective). After one
+untimed warm-up loop each, the objectives are timed in turns, `loops` rounds of
+steps / loops steps (bench/step_timing.py), so that background load hits them alike.
+
+Reported per objective: the median sequences/s, its speed relative to ELECTRA (the median
+over rounds of ELECTRA's wall time / the objective's in the same round: paired, so slow
+rounds cancel), the process CPU time per sequence and its ratio (far less sensitive to other
+processes on a shared machine than wall time), and bench/flops.py's executed training
+FLOPs per sequence with the FLOP/s achieved. Ends with one JSON line of every figure.
+Not run in CI.
 """
-import os
+import json
 import statistics
-import sys
 import time
 
 from absl import app
 from absl import flags
-import gin
 import tensorflow as tf
 
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-import official_runner  # pylint: disable=g-import-not-at-top,wrong-import-position
-from bench import train_step_speed  # pylint: disable=g-import-not-at-top,wrong-import-position
+from bench import flops
+from bench import pretraining_setup
+from bench import step_timing
+from training import precision as precision_lib
 
-FLAGS = flags.FLAGS  # --batch_size, --precision, --jit_compile, --steps, --loops: train_step_speed.
-flags.DEFINE_list("objectives", ["bert", "electra", "teams", "electra_hp_loss",
-                                 "electra_hp_dist", "script"],
-                  "Config names under configs/pretrain/ without the _<size>.gin suffix.")
-flags.DEFINE_string("size", "small", "Config size suffix.")
+FLAGS = flags.FLAGS  # --gin_param: official_runner's (pretraining_setup imports it).
+flags.DEFINE_list("objectives", list(pretraining_setup.OBJECTIVES), "Objectives to compare.")
+flags.DEFINE_enum("size", "small", pretraining_setup.SIZES,
+                  "Config size: configs/pretrain/<objective>_<size>.gin.")
+flags.DEFINE_integer("batch_size", 32, "Global batch size, the same for every objective.")
 flags.DEFINE_integer("seq_length", 128, "Tokens per sequence, the same for every objective.")
-flags.DEFINE_integer("max_predictions_per_seq", 20, "Masked positions per sequence.")
+flags.DEFINE_enum("precision", "float32", list(precision_lib.POLICIES), "Dtype policy.")
+flags.DEFINE_bool("jit", False, "Compile the forward/backward pass with XLA.")
+flags.DEFINE_integer("steps", 15, "Timed steps per objective, split into --loops rounds.")
+flags.DEFINE_integer("loops", 5, "Timed rounds.")
 
 BASELINE = "electra"
 
 
-def build_trainer(objective):
-  """The objective's paper-config task and trainer, with the benchmark's shapes."""
-  gin.clear_config()
-  official_runner.parse_config([f"configs/pretrain/{objective}_{FLAGS.size}.gin"], [
-      f"PretrainingData.seq_length = {FLAGS.seq_length}",
-      f"PretrainingData.max_predictions_per_seq = {FLAGS.max_predictions_per_seq}",
-      f"PretrainingData.train_batch_size = {FLAGS.batch_size}"])
-  task = gin.query_parameter("run_experiment.task").scoped_configurable_fn()
-  trainer, model, _ = train_step_speed.build_trainer(task, FLAGS.batch_size, FLAGS.precision,
-                                                     FLAGS.jit_compile)
-  return trainer, model.count_params()
-
-
 def main(argv):
   del argv
+  unknown = set(FLAGS.objectives) - set(pretraining_setup.OBJECTIVES)
+  if unknown:
+    raise app.UsageError(f"--objectives: unknown {sorted(unknown)}; choose from "
+                         f"{pretraining_setup.OBJECTIVES}")
   steps_per_round = max(1, FLAGS.steps // FLAGS.loops)
-  trainers, params = {}, {}
+  run_steps, params, executed_flops = {}, {}, {}
+  # Every build seeds TensorFlow, which clears its kernel cache: a trainer warmed up before
+  # the next build would set itself up again in its first timed round. So all builds first.
   for objective in FLAGS.objectives:
+    task = pretraining_setup.build_task(objective, FLAGS.size, FLAGS.batch_size,
+                                        FLAGS.seq_length, FLAGS.gin_param)
+    executed_flops[objective] = flops.step_totals(flops.objective_terms(task),
+                                                  1)["executed_train"]
+    trainer, model, _ = pretraining_setup.build_trainer(task, FLAGS.precision, FLAGS.jit)
+    run_steps[objective] = lambda n, trainer=trainer: trainer.train(tf.constant(n))
+    params[objective] = model.count_params()
+  for objective, run in run_steps.items():
     start = time.perf_counter()
-    trainers[objective], params[objective] = build_trainer(objective)
-    trainers[objective].train(tf.constant(steps_per_round))  # tracing, not timed
-    print(f"{objective}: built and warmed up in {time.perf_counter() - start:.0f} s, "
+    run(steps_per_round)  # tracing, not timed
+    print(f"{objective}: warmed up in {time.perf_counter() - start:.0f} s, "
           f"{params[objective] / 1e6:.1f}M parameters", flush=True)
 
-  seconds = {objective: [] for objective in FLAGS.objectives}
-  cpu_seconds = {objective: [] for objective in FLAGS.objectives}
-  for round_index in range(FLAGS.loops):
-    for objective in FLAGS.objectives:
-      start, cpu_start = time.perf_counter(), time.process_time()
-      trainers[objective].train(tf.constant(steps_per_round))
-      seconds[objective].append(time.perf_counter() - start)
-      cpu_seconds[objective].append(time.process_time() - cpu_start)
+  def report(round_index, times):
     print(f"round {round_index + 1}/{FLAGS.loops}: " + ", ".join(
-        f"{o} {FLAGS.batch_size * steps_per_round / s[-1]:.1f} seq/s"
-        for o, s in seconds.items()), flush=True)
+        f"{o} {FLAGS.batch_size * steps_per_round / t.wall[-1]:.1f} seq/s"
+        for o, t in times.items()), flush=True)
+
+  times = step_timing.time_in_turns(run_steps, steps_per_round, FLAGS.loops, report)
 
   sequences = FLAGS.batch_size * steps_per_round
   print(f"\nbatch {FLAGS.batch_size}, seq {FLAGS.seq_length}, size {FLAGS.size}, "
-        f"{FLAGS.precision}, {FLAGS.loops} rounds x {steps_per_round} steps")
+        f"{FLAGS.precision}{', XLA' if FLAGS.jit else ''}, {FLAGS.loops} rounds x "
+        f"{steps_per_round} steps; {step_timing.machine_description()}")
   print(f"{'objective':<18}{'params':>9}{'seq/s':>8}{'vs ' + BASELINE:>12}"
-        f"{'cpu-ms/seq':>12}{'vs ' + BASELINE:>12}  wall ratio per round")
-  for objective, times in seconds.items():
-    throughput = statistics.median(sequences / s for s in times)
-    cpu_ms = 1000 * statistics.median(cpu_seconds[objective]) / sequences
+        f"{'cpu-ms/seq':>12}{'vs ' + BASELINE:>12}{'GFLOP/seq':>11}{'GFLOP/s':>9}"
+        "  wall ratio per round")
+  results = {}
+  for objective, objective_times in times.items():
+    throughput = statistics.median(sequences / s for s in objective_times.wall)
+    row = dict(parameters=params[objective], sequences_per_second=throughput,
+               cpu_seconds_per_sequence=statistics.median(objective_times.cpu) / sequences,
+               executed_train_flops_per_sequence=executed_flops[objective],
+               achieved_flops_per_second=executed_flops[objective] * throughput)
     ratio, cpu_ratio, per_round = "-", "-", ""
-    if BASELINE in seconds:
-      ratios = [b / t for b, t in zip(seconds[BASELINE], times)]
-      ratio = f"{statistics.median(ratios):.2f}x"
-      cpu_ratio = (statistics.median(cpu_seconds[BASELINE]) /
-                   statistics.median(cpu_seconds[objective]))
-      cpu_ratio = f"{cpu_ratio:.2f}x"
-      per_round = " ".join(f"{r:.2f}" for r in ratios)
+    if BASELINE in times:
+      row["speed_vs_electra"] = step_timing.paired_ratio(times[BASELINE].wall,
+                                                         objective_times.wall)
+      row["cpu_speed_vs_electra"] = (statistics.median(times[BASELINE].cpu) /
+                                     statistics.median(objective_times.cpu))
+      ratio, cpu_ratio = f"{row['speed_vs_electra']:.2f}x", f"{row['cpu_speed_vs_electra']:.2f}x"
+      per_round = " ".join(f"{b / t:.2f}" for b, t in zip(times[BASELINE].wall,
+                                                          objective_times.wall))
+    results[objective] = row
     print(f"{objective:<18}{params[objective] / 1e6:>8.1f}M{throughput:>8.1f}{ratio:>12}"
-          f"{cpu_ms:>12.0f}{cpu_ratio:>12}  {per_round}")
+          f"{1000 * row['cpu_seconds_per_sequence']:>12.0f}{cpu_ratio:>12}"
+          f"{executed_flops[objective] / 1e9:>11.2f}{row['achieved_flops_per_second'] / 1e9:>9.1f}"
+          f"  {per_round}")
+  print(json.dumps(dict(objectives=results, size=FLAGS.size, batch_size=FLAGS.batch_size,
+                        seq_length=FLAGS.seq_length, precision=FLAGS.precision,
+                        jit=FLAGS.jit, rounds=FLAGS.loops, steps_per_round=steps_per_round,
+                        gin_params=list(FLAGS.gin_param),
+                        machine=step_timing.machine_description())))
 
 
 if __name__ == "__main__":
