@@ -7,8 +7,8 @@ electra_hp_dist,script] [--size=small] [--batch_size=32] [--seq_length=128] \
 Every objective is built from its paper config (configs/pretrain/<objective>_<size>.gin:
 generator size, sharing, heads, loss weights) with the same batch, sequence length and
 masked positions, and trained by the runner's trainer on synthetic batches
-(bench/pretraining_setup.py, as bench/throughput.py does for one objective). After one
-untimed warm-up loop each, the objectives are timed in turns, `loops` rounds of
+(bench/pretraining_setup.py, as bench/throughput.py does for one objective). All are built,
+then each runs one untimed warm-up loop, then they are timed in turns, `loops` rounds of
 steps / loops steps (bench/step_timing.py), so that background load hits them alike.
 
 Reported per objective: the median sequences/s, its speed relative to ELECTRA (the median
@@ -32,7 +32,7 @@ from bench import step_timing
 from training import precision as precision_lib
 
 FLAGS = flags.FLAGS  # --gin_param: official_runner's (pretraining_setup imports it).
-flags.DEFINE_list("objectives", list(pretraining_setup.OBJECTIVES), "Objectives to compare.")
+pretraining_setup.define_objectives_flag()
 flags.DEFINE_enum("size", "small", pretraining_setup.SIZES,
                   "Config size: configs/pretrain/<objective>_<size>.gin.")
 flags.DEFINE_integer("batch_size", 32, "Global batch size, the same for every objective.")
@@ -47,10 +47,6 @@ BASELINE = "electra"
 
 def main(argv):
   del argv
-  unknown = set(FLAGS.objectives) - set(pretraining_setup.OBJECTIVES)
-  if unknown:
-    raise app.UsageError(f"--objectives: unknown {sorted(unknown)}; choose from "
-                         f"{pretraining_setup.OBJECTIVES}")
   steps_per_round = max(1, FLAGS.steps // FLAGS.loops)
   run_steps, params, executed_flops = {}, {}, {}
   # Every build seeds TensorFlow, which clears its kernel cache: a trainer warmed up before

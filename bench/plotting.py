@@ -1,4 +1,4 @@
-"""matplotlib for the benchmarks' PNGs, or a clear error saying how to install it."""
+"""matplotlib for the benchmarks' PNGs (or a clear error saying how to install it)."""
 
 
 def pyplot():
@@ -15,3 +15,11 @@ def pyplot():
   matplotlib.use("Agg")
   import matplotlib.pyplot as plt  # pylint: disable=g-import-not-at-top
   return plt
+
+
+def save(figure, axes, path: str):
+  """Adds the legend, fits the layout and writes the figure to `path` (PNG)."""
+  axes.legend()
+  figure.tight_layout()
+  figure.savefig(path, dpi=120)
+  print(f"wrote {path}")

@@ -88,10 +88,7 @@ def plot(result, path: str):
               linewidth=0.8)
   axes.set_xlabel("step")
   axes.set_ylabel("total loss")
-  axes.legend()
-  figure.tight_layout()
-  figure.savefig(path, dpi=120)
-  print(f"wrote {path}")
+  plotting.save(figure, axes, path)
 
 
 def main(argv):

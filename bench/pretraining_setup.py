@@ -40,6 +40,14 @@ def define_model_flags():
                        "sequence are ceil(0.15 * seq_length), as in the configs.")
 
 
+def define_objectives_flag():
+  """--objectives: a comma-separated list of OBJECTIVES, checked when flags are parsed."""
+  flags.DEFINE_list("objectives", list(OBJECTIVES), "Objectives to compare.")
+  flags.register_validator(
+      "objectives", lambda names: set(names) <= set(OBJECTIVES),
+      message=f"--objectives must name some of {', '.join(OBJECTIVES)}")
+
+
 def config_file(objective: str, size: str) -> str:
   path = os.path.join(official_runner.REPO_ROOT, "configs", "pretrain",
                       f"{objective}_{size}.gin")

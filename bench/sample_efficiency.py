@@ -22,9 +22,11 @@ The ELECTRA paper's Figure 1 in miniature, on the bundled sample:
 
 At this scale, and on records made with ELECTRA's masking for every objective (TEAMS and
 SCRIPT ask for BERT masking), it shows the pipeline and the FLOPs bookkeeping, not the
-papers' results. Every run is a fresh process with its own directory under work_dir; a
-pretraining run resumes from its checkpoints and a finished fine-tuning run is not redone,
-so an interrupted benchmark continues where it stopped.
+papers' results. Every run is a fresh process with its own directory under work_dir
+(<objective>_<steps>_steps/ for pretraining, with step_<k>_finetune_<epochs>_epochs/ in it
+for each fine-tuning); a pretraining run resumes from its checkpoints and a finished
+fine-tuning run is not redone, so an interrupted benchmark continues where it stopped and a
+new budget or number of epochs gets new runs.
 """
 import glob
 import json
@@ -45,7 +47,7 @@ from bench.finetune_seeds import last_evaluation
 
 FLAGS = flags.FLAGS
 flags.DEFINE_string("work_dir", None, "Runs, fine-tuning data and results go here.")
-flags.DEFINE_list("objectives", list(pretraining_setup.OBJECTIVES), "Objectives to compare.")
+pretraining_setup.define_objectives_flag()
 flags.DEFINE_float("budget_flops", 1.5e13, "Pretraining FLOPs per objective (bench/flops.py "
                    "`train` count; ELECTRA at these dimensions does 5.0e10 a step, so "
                    "1.5e13 is the quickstart's 300 steps).")
@@ -105,7 +107,7 @@ def pretrain(objective: str, work_dir: str) -> List[Dict[str, float]]:
   step_flops = flops.step_totals(flops.objective_terms(task), BATCH_SIZE)["train"]
   steps_per_point = max(1, round(FLAGS.budget_flops / step_flops / FLAGS.num_points))
   steps = steps_per_point * FLAGS.num_points
-  model_dir = os.path.join(work_dir, "pretrain", objective)
+  model_dir = os.path.join(work_dir, f"{objective}_{steps}_steps")
   print(f"{objective}: {step_flops:.3g} FLOPs a step, {steps} steps "
         f"({steps * step_flops:.3g} FLOPs) into {model_dir}", flush=True)
   run_logged([sys.executable, "official_runner.py", "--mode=train", f"--gin_file={config}",
@@ -120,7 +122,7 @@ def pretrain(objective: str, work_dir: str) -> List[Dict[str, float]]:
     if not tf.io.gfile.exists(prefix + ".index"):
       raise FileNotFoundError(f"{objective}: expected checkpoint {prefix} was not written")
     points.append(dict(flops=point * steps_per_point * step_flops, steps=point * steps_per_point,
-                       checkpoint=prefix))
+                       checkpoint=prefix, run_dir=model_dir))
   return points
 
 
@@ -132,6 +134,11 @@ def finetuning_data(work_dir: str) -> str:
                 f"--output_dir={data_dir}", f"--max_seq_length={SEQ_LENGTH}"],
                os.path.join(work_dir, "logs", "kjv_books_data.log"))
   return data_dir
+
+
+def finetuning_dir_name() -> str:
+  """Fine-tuning runs are kept per setting, so changing --finetune_epochs redoes them."""
+  return f"finetune_{FLAGS.finetune_epochs:g}_epochs"
 
 
 def finetune(init_checkpoint: str, data_dir: str, model_dir: str) -> float:
@@ -160,18 +167,11 @@ def plot(results: Dict[str, List[Dict[str, float]]], path: str):
   axes.set_xlabel("pretraining FLOPs (bench/flops.py, train)")
   axes.set_ylabel("kjv_books dev accuracy (%)")
   axes.set_title("Score vs pretraining compute (toy scale)")
-  axes.legend()
-  figure.tight_layout()
-  figure.savefig(path, dpi=120)
-  print(f"wrote {path}")
+  plotting.save(figure, axes, path)
 
 
 def main(argv):
   del argv
-  unknown = set(FLAGS.objectives) - set(pretraining_setup.OBJECTIVES)
-  if unknown:
-    raise app.UsageError(f"--objectives: unknown {sorted(unknown)}; choose from "
-                         f"{pretraining_setup.OBJECTIVES}")
   if not glob.glob(os.path.join(REPO_ROOT, SAMPLE_RECORDS.format(split="train"))):
     raise SystemExit("No sample records in data/sample/tfrecords: run "
                      "bash data/sample/make_sample_records.sh first")
@@ -180,7 +180,7 @@ def main(argv):
   work_dir = os.path.abspath(FLAGS.work_dir)
   data_dir = finetuning_data(work_dir)
   results = {NO_PRETRAINING: [dict(flops=0.0, steps=0, checkpoint="", accuracy=finetune(
-      "", data_dir, os.path.join(work_dir, "finetune", NO_PRETRAINING)))]}
+      "", data_dir, os.path.join(work_dir, NO_PRETRAINING, finetuning_dir_name())))]}
   print(f"no pretraining: dev accuracy {results[NO_PRETRAINING][0]['accuracy']:.1f}",
         flush=True)
   for objective in FLAGS.objectives:
@@ -188,7 +188,7 @@ def main(argv):
     for point in results[objective]:
       point["accuracy"] = finetune(
           point["checkpoint"], data_dir,
-          os.path.join(work_dir, "finetune", f"{objective}_step{point['steps']}"))
+          os.path.join(point.pop("run_dir"), f"step_{point['steps']}_" + finetuning_dir_name()))
       print(f"{objective} step {point['steps']} ({point['flops']:.3g} FLOPs): dev accuracy "
             f"{point['accuracy']:.1f}", flush=True)
 
