@@ -12,6 +12,11 @@ The baseline of `python -m bench.throughput --vs_model_garden`: Model Garden's o
 - the same masked positions and batch, no next-sentence head loss (its data has no label),
   the task's RTD weight (lambda = 50).
 
+Under a mixed-precision policy Model Garden's ElectraPretrainer does not run as it is: its
+MLM logits come out in bfloat16/float16 and meet float32 Gumbel noise, and its RTD logits
+meet float32 labels in its loss (both raise a dtype error). `float32_heads` rebuilds those
+two layers in float32, as ours are; nothing else changes.
+
 It runs in an orbit.StandardTrainer loop as Model Garden's base trainer does (strategy.run of
 the task's train_step, the loss metric, steps in a tf.function loop), with the optimizer our
 trainer gets (bench/pretraining_setup.py builds it from the same gin config), so the two
@@ -24,6 +29,8 @@ import tf_keras
 from official.nlp.configs import electra as electra_configs
 from official.nlp.configs import encoders
 from official.nlp.data import pretrain_dataloader
+from official.nlp.modeling import layers as nlp_layers
+from official.nlp.modeling import models
 from official.nlp.tasks import electra_task
 
 from modeling.encoder_config import EncoderConfig
@@ -59,6 +66,28 @@ def model_garden_task(task) -> electra_task.ElectraPretrainTask:
       electra_task.ElectraPretrainConfig(model=model, train_data=train_data))
 
 
+def float32_heads(model: models.ElectraPretrainer):
+  """Rebuilds the generator's MaskedLM and the RTD logit layer of `model` in float32.
+
+  Call before the model is built. MaskedLM makes its inner layers when it is built, so it
+  is built here, under a float32 global policy.
+  """
+  policy = tf_keras.mixed_precision.global_policy()
+  masked_lm = model.masked_lm
+  tf_keras.mixed_precision.set_global_policy("float32")
+  try:
+    model.masked_lm = nlp_layers.MaskedLM(
+        embedding_table=masked_lm.embedding_table, activation=masked_lm.activation,
+        initializer=masked_lm.initializer, output=masked_lm._output_type,  # pylint: disable=protected-access
+        name=masked_lm.name)
+    model.masked_lm.build(None)
+  finally:
+    tf_keras.mixed_precision.set_global_policy(policy)
+  head = model.discriminator_head
+  model.discriminator_head = tf_keras.layers.Dense(
+      units=1, kernel_initializer=head.kernel_initializer, dtype="float32", name=head.name)
+
+
 class ModelGardenElectraTrainer(orbit.StandardTrainer):
   """Model Garden's ELECTRA train step in an orbit loop (create inside strategy.scope()).
 
@@ -77,6 +106,8 @@ class ModelGardenElectraTrainer(orbit.StandardTrainer):
                jit_compile: bool = False):
     self.garden_task = model_garden_task(task)
     self.model = self.garden_task.build_model()
+    if tf_keras.mixed_precision.global_policy().compute_dtype != "float32":
+      float32_heads(self.model)
     self.optimizer = optimizer
     self.strategy = strategy
     self.metrics = self.garden_task.build_metrics(training=True)
