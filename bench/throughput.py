@@ -18,7 +18,8 @@ measured in the same run (bench/roofline.py, float32 and bfloat16, at the model'
 shapes): against the precision's own dtype and against bfloat16.
 
 --vs_model_garden (ELECTRA only) builds Model Garden's ElectraPretrainer at the same
-dimensions (bench/model_garden_electra.py) and times it in turns with ours, loop by loop;
+dimensions (bench/model_garden_electra.py) in --model_garden_precision (default float32, the
+policy it runs in as released) and times it in turns with ours, loop by loop;
 its last line is `ratio_vs_model_garden=<ours / theirs sequences per second>`, the median
 over loops of their loop time / ours. Every figure is also printed as one JSON line (the last
 line without --vs_model_garden, the one before it with).
@@ -48,9 +49,10 @@ flags.DEFINE_integer("steps", 20, "Timed steps per model, split into --loops loo
 flags.DEFINE_integer("loops", 4, "Timed loops (medians and paired ratios are over loops).")
 flags.DEFINE_enum("model_garden_precision", "float32", list(precision_lib.POLICIES),
                   "Dtype policy of the --vs_model_garden baseline. Model Garden 2.20's "
-                  "ElectraPretrainer fails under mixed_bfloat16 and mixed_float16 (it adds "
-                  "float32 Gumbel noise to 16-bit logits: an AddV2 dtype error), so its "
-                  "baseline is float32.")
+                  "ElectraPretrainer fails as it is under mixed_bfloat16 and mixed_float16 "
+                  "(16-bit logits meet float32 Gumbel noise and labels: dtype errors), so its "
+                  "own best is float32; with a mixed policy its MLM head and RTD logit are "
+                  "rebuilt in float32 (bench/model_garden_electra.py) so that it runs.")
 flags.DEFINE_bool("vs_model_garden", False, "Also time Model Garden's ElectraPretrainer at "
                   "the same dimensions, in turns with ours (--objective=electra only).")
 
