@@ -69,12 +69,15 @@ def test_dot_flops_reads_hlo_dots():
     hlo_flops.dot_flops("%d = f32[2]{0} dot(%a, %b)")
 
 
-@pytest.mark.parametrize("objective", ["electra", "teams", "electra_hp_loss", "script"])
-def test_matmul_count_equals_xla_dots_of_the_real_model(objective):
+# TEAMS with 2 layers, so its RTD branch reads a Transformer layer, not the embeddings.
+@pytest.mark.parametrize("objective,num_layers", [("electra", 1), ("teams", 2),
+                                                  ("electra_hp_loss", 1), ("script", 1)])
+def test_matmul_count_equals_xla_dots_of_the_real_model(objective, num_layers):
   tf_keras.mixed_precision.set_global_policy("float32")
-  task = pretraining_setup.build_task(objective, "small", batch_size=2, seq_length=16,
-                                      gin_params=["encoder_config.size = 'tiny'",
-                                                  "encoder_config.vocab_size = 64"])
+  task = pretraining_setup.build_task(
+      objective, "small", batch_size=2, seq_length=16, gin_params=[
+          "encoder_config.size = 'tiny'", "encoder_config.vocab_size = 64",
+          f"encoder_config.overrides = {{'num_layers': {num_layers}}}"])
   model = task.build_model()
   batch = {name: tf.constant(values)
            for name, values in pretraining_setup.synthetic_examples(task, 2).items()}
