@@ -7,7 +7,8 @@ TPU static shapes), parse whole batches at once and cast int64 to int32.
 Damaged files: tf.data reports a truncated or corrupted record (a bad length or CRC) as a
 DataLossError that does not say which file it is in. Here each file is read up to its
 first bad record and then checked: the bytes read (records + 16 bytes of framing each)
-must add up to the file's size, taken when the dataset is built. A file that does not is
+must add up to the file's size, taken when the dataset is built. A file that does not
+(truncated, corrupted, or unreadable for another reason: removed, a failed remote read) is
 named; `on_corrupt_file="stop"` stops the input with an error naming it (the runner turns
 it into a DataLossError, see `corrupt_file_error`), `"skip"` prints a warning naming it and
 goes on without the rest of that file (every time it is read, i.e. every epoch).

@@ -7,8 +7,9 @@ Builds tiny records from the bundled corpus (data/sample/kjv_tiny.txt), runs
 `official_runner.py --mode=train_and_eval` once uninterrupted (the reference), then per
 trial runs the same command in a fresh model dir, interrupts it `--interruptions` times
 and restarts it with the same command until it finishes. Each interruption is drawn at
-random: SIGKILL during a training step, SIGKILL during a checkpoint write (the moment a
-`ckpt-N_temp` folder appears), SIGKILL during an evaluation, or SIGTERM during a training
+random: SIGKILL during a training step, SIGKILL during a checkpoint write (the process is
+frozen as soon as a `ckpt-N_temp` folder appears, and killed if the folder is still there),
+SIGKILL during an evaluation, or SIGTERM during a training
 step (the run must save a checkpoint and exit with status 42). A trial passes when
 
 - the final checkpoint equals the reference's bitwise (every tensor except the input
@@ -149,8 +150,14 @@ def run_once(command: List[str], model_dir: str, planned: Optional[Interruption]
     ready = watcher.step >= planned.after_step
     if planned.phase == "checkpoint":
       if ready and glob.glob(os.path.join(model_dir, "*_temp")):
-        process.send_signal(signal.SIGKILL)
-        phase_seen_at = "sent"
+        # Freeze it, then kill it only if the write is still unfinished (else wait for
+        # the next write): the kill surely lands inside a write.
+        process.send_signal(signal.SIGSTOP)
+        if glob.glob(os.path.join(model_dir, "*_temp")):
+          process.send_signal(signal.SIGKILL)
+          phase_seen_at = "sent"
+        else:
+          process.send_signal(signal.SIGCONT)
       time.sleep(0.0005)
       continue
     if phase_seen_at is None and ready and (planned.phase != "eval" or watcher.in_eval):
@@ -168,8 +175,7 @@ def run_once(command: List[str], model_dir: str, planned: Optional[Interruption]
     raise TimeoutError(f"{' '.join(command)} ran past {timeout} s")
   process.wait()
   if planned is not None and planned.phase == "checkpoint" and phase_seen_at == "sent":
-    partial = bool(glob.glob(os.path.join(model_dir, "*_temp")))
-    landed = "checkpoint write" if partial else "training (the write had just ended)"
+    landed = "checkpoint write"
   output = watcher.output()
   if planned is not None and phase_seen_at != "sent":
     landed = "finished first"

@@ -1,4 +1,5 @@
-"""What a run tells its user: a progress line per training loop, metrics.jsonl per eval."""
+"""What a run tells its user: a progress line per training loop; metrics.jsonl records of
+evaluations and of training faults (non-finite steps, rollbacks)."""
 import json
 import os
 import time

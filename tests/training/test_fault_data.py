@@ -6,12 +6,12 @@ import pytest
 import tensorflow as tf
 
 import official_runner
+from tests.training.fault_helpers import tiny_bert_bindings
 from data.pretraining_loader import corrupt_file_error
 from data.pretraining_loader import pretraining_dataset
 from tests.training.helpers import PREDICTIONS
 from tests.training.helpers import SEQ
 from tests.training.helpers import pretraining_examples
-from tests.training.helpers import tiny_electra_bindings
 from tests.training.helpers import write_pretraining_records
 from training.experiment import run_experiment
 
@@ -80,6 +80,6 @@ def test_no_file_no_record_and_a_bad_policy_stop_before_reading(tmp_path):
 def test_the_runner_stops_with_a_data_loss_error_naming_the_file(shards, tmp_path):
   paths, _ = shards
   gin.clear_config()
-  official_runner.parse_config([], tiny_electra_bindings(paths[1], paths[0], train_steps=6))
+  official_runner.parse_config([], tiny_bert_bindings(paths[1], paths[0], train_steps=6))
   with pytest.raises(tf.errors.DataLossError, match=re.escape(f"{paths[1]}: only its first")):
     run_experiment("train", str(tmp_path / "run"))
