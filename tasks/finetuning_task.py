@@ -53,12 +53,17 @@ class FinetuningData:
 @gin.configurable(allowlist=["data_dir", "epochs", "batch_size", "fraction"])
 def finetuning_steps(data_dir: str = gin.REQUIRED, epochs: float = gin.REQUIRED,
                      batch_size: int = gin.REQUIRED, fraction: float = 1.0) -> int:
-  """`fraction` of the steps of `epochs` passes over the training records (at least 1).
+  """`fraction` of the steps of `epochs` passes over the training records.
 
-  Gin binds TrainerConfig.train_steps to it (fraction 1) and the warm-up to 10% of it.
+  Gin binds TrainerConfig.train_steps to it (fraction 1: rounded up, at least 1) and the
+  warm-up to 10% of it (a fraction < 1: rounded down, so it stays below the total, as the
+  optimizer requires, even for a run of a step or two).
   """
   num_records = read_meta_data(data_dir)["num_records"]["train"]
-  return max(1, int(math.ceil(fraction * epochs * num_records / batch_size)))
+  steps = fraction * epochs * num_records / batch_size
+  if fraction < 1:
+    return int(math.floor(steps))
+  return max(1, int(math.ceil(steps)))
 
 
 class FinetuningTask(abc.ABC):

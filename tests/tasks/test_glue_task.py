@@ -45,6 +45,10 @@ def test_classification_learns_and_reports_accuracy_and_test_predictions(tmp_pat
                                                  eval_batch_size=4), "sst2", seed=1,
                   predictions_dir=predictions_dir, write_test_predictions=True)
   assert finetuning_steps(data_dir, epochs=3, batch_size=4) == 12
+  # The warm-up fraction rounds down, so it stays below the total even for tiny runs.
+  assert finetuning_steps(data_dir, epochs=3, batch_size=4, fraction=0.1) == 1
+  assert finetuning_steps(data_dir, epochs=0.05, batch_size=4) == 1
+  assert finetuning_steps(data_dir, epochs=0.05, batch_size=4, fraction=0.1) == 0
   trainer = build_trainer(task)
   first = trainer.train(tf.constant(5))
   for _ in range(3):
