@@ -39,6 +39,8 @@ def last_evaluation(metrics_file: str) -> Dict[str, float]:
   """The last evaluation record of a run's metrics.jsonl, without step and split."""
   with open(metrics_file, encoding="utf-8") as f:
     records = [json.loads(line) for line in f if line.strip()]
+  # Training writes records too (split "train": skipped non-finite steps, rollbacks).
+  records = [record for record in records if record.get("split", "eval") == "eval"]
   if not records:
     raise ValueError(f"{metrics_file} holds no evaluation")
   return {key: value for key, value in records[-1].items() if key not in ("step", "split")}
