@@ -20,6 +20,8 @@ from typing import Dict, List
 from absl import app
 from absl import flags
 
+from training.reporting import MetricsFile
+
 REPO_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 FLAGS = flags.FLAGS
@@ -36,14 +38,15 @@ def define_flags():
 
 
 def last_evaluation(metrics_file: str) -> Dict[str, float]:
-  """The last evaluation record of a run's metrics.jsonl, without step and split."""
-  with open(metrics_file, encoding="utf-8") as f:
-    records = [json.loads(line) for line in f if line.strip()]
-  # Training writes records too (split "train": skipped non-finite steps, rollbacks).
-  records = [record for record in records if record.get("split", "eval") == "eval"]
-  if not records:
+  """The last evaluation record of a run's metrics.jsonl, without step and split.
+
+  Training records (split "train": skipped non-finite steps, rollbacks) and lines a crash
+  cut short are passed over, as the runner's own reader does.
+  """
+  evaluations = MetricsFile(metrics_file, global_step=None).evaluations()
+  if not evaluations:
     raise ValueError(f"{metrics_file} holds no evaluation")
-  return {key: value for key, value in records[-1].items() if key not in ("step", "split")}
+  return {key: value for key, value in evaluations[-1].items() if key not in ("step", "split")}
 
 
 def summarize(results: List[Dict[str, float]]) -> Dict[str, Dict[str, object]]:

@@ -90,11 +90,15 @@ class MetricsFile:
           continue  # a line a crash cut short
     return parsed
 
+  def evaluations(self) -> List[dict]:
+    """The complete records of this file's split ("eval"), in order, step and split kept."""
+    return [record for record in self.records() if record.get("split") == self.split]
+
   def evaluation_at(self, step: int) -> Optional[Dict[str, float]]:
     """The metrics of the last evaluation recorded at `step` (None if there is none)."""
     found = None
-    for record in self.records():
-      if record.get("step") == step and record.get("split") == self.split:
+    for record in self.evaluations():
+      if record.get("step") == step:
         found = {key: value for key, value in record.items() if key not in ("step", "split")}
     return found
 
