@@ -2,18 +2,18 @@ r"""Sample efficiency at toy scale: fine-tuning score vs pretraining FLOPs, per 
 
   python -m bench.sample_efficiency --work_dir=/tmp/sample_efficiency \
       [--objectives=bert,electra,teams,electra_hp_loss,electra_hp_dist,script] \
-      [--budget_flops=1.5e13] [--num_points=3] [--finetune_epochs=10] \
+      [--budget_flops=1.5e13] [--num_points=3] [--learning_rate=2e-3] [--finetune_epochs=10] \
       [--plot=/tmp/sample_efficiency.png]
 
 The ELECTRA paper's Figure 1 in miniature, on the bundled sample:
 
 1. Each objective's paper config (configs/pretrain/<objective>_small.gin) with the
    quickstart's encoder (the "mini" preset cut to 2 layers, over the sample's 7669-piece
-   vocab), data (data/sample/tfrecords), optimizer (AdamW, learning rate 2e-3, warm-up over
-   the first sixth), batch 32 and 128 tokens is pretrained by official_runner.py for the same
-   budget of training FLOPs: bench/flops.py's `train` count per step, so each objective gets
-   budget / (its FLOPs per step) steps, with a checkpoint at each of --num_points equal
-   fractions of the budget.
+   vocab), data (data/sample/tfrecords), optimizer (AdamW, --learning_rate, default 2e-3,
+   warm-up over the first sixth), batch 32 and 128 tokens is pretrained by
+   official_runner.py for the same budget of training FLOPs: bench/flops.py's `train` count
+   per step, so each objective gets budget / (its FLOPs per step) steps, with a checkpoint
+   at each of --num_points equal fractions of the budget.
 2. Every checkpoint's encoder is fine-tuned on kjv_books (configs/finetune/glue_kjv_books.gin
    with the same encoder bindings) and scored by dev accuracy; so is a randomly initialised
    encoder, the curves' common start at 0 FLOPs.
@@ -23,10 +23,11 @@ The ELECTRA paper's Figure 1 in miniature, on the bundled sample:
 At this scale, and on records made with ELECTRA's masking for every objective (TEAMS and
 SCRIPT ask for BERT masking), it shows the pipeline and the FLOPs bookkeeping, not the
 papers' results. Every run is a fresh process with its own directory under work_dir
-(<objective>_<steps>_steps/ for pretraining, with step_<k>_finetune_<epochs>_epochs/ in it
-for each fine-tuning); a pretraining run resumes from its checkpoints and a finished
-fine-tuning run is not redone, so an interrupted benchmark continues where it stopped and a
-new budget or number of epochs gets new runs.
+(<objective>_<steps>_steps_lr<learning rate>/ for pretraining, with
+step_<k>_finetune_<epochs>_epochs/ in it for each fine-tuning); a pretraining run resumes
+from its checkpoints and a finished fine-tuning run is not redone, so an interrupted
+benchmark continues where it stopped and a new budget, learning rate or number of epochs
+gets new runs.
 """
 import glob
 import json
@@ -53,6 +54,8 @@ flags.DEFINE_float("budget_flops", 1.5e13, "Pretraining FLOPs per objective (ben
                    "1.5e13 is the quickstart's 300 steps).")
 flags.DEFINE_integer("num_points", 3, "Checkpoints fine-tuned per objective, at equal "
                      "fractions of the budget.")
+flags.DEFINE_float("learning_rate", 2e-3, "Peak pretraining learning rate, the same for every "
+                   "objective (the quickstart's; TEAMS' top layer collapses at it, see BUILD.md).")
 flags.DEFINE_float("finetune_epochs", 10, "Fine-tuning epochs over kjv_books' 600 verses.")
 flags.DEFINE_string("plot", "", "PNG path (default: <work_dir>/sample_efficiency.png).")
 flags.mark_flag_as_required("work_dir")
@@ -66,7 +69,8 @@ BATCH_SIZE, SEQ_LENGTH, MASKED_POSITIONS = 32, 128, 20
 NO_PRETRAINING = "no_pretraining"
 
 
-def pretraining_bindings(steps: int, steps_per_point: int, num_points: int) -> List[str]:
+def pretraining_bindings(steps: int, steps_per_point: int, num_points: int,
+                         learning_rate: float = 2e-3) -> List[str]:
   return ENCODER_BINDINGS + [
       f"PretrainingData.train_file_pattern = '{SAMPLE_RECORDS.format(split='train')}'",
       f"PretrainingData.eval_file_pattern = '{SAMPLE_RECORDS.format(split='eval')}'",
@@ -74,7 +78,7 @@ def pretraining_bindings(steps: int, steps_per_point: int, num_points: int) -> L
       f"PretrainingData.max_predictions_per_seq = {MASKED_POSITIONS}",
       f"PretrainingData.train_batch_size = {BATCH_SIZE}",
       "create_optimizer.optimizer = 'adamw'",
-      "create_optimizer.learning_rate = 2e-3",
+      f"create_optimizer.learning_rate = {learning_rate}",
       f"create_optimizer.warmup_steps = {steps // 6}",
       "RuntimeConfig.distribution_strategy = 'default'",
       "RuntimeConfig.precision = 'float32'",
@@ -107,14 +111,14 @@ def pretrain(objective: str, work_dir: str) -> List[Dict[str, float]]:
   step_flops = flops.step_totals(flops.objective_terms(task), BATCH_SIZE)["train"]
   steps_per_point = max(1, round(FLAGS.budget_flops / step_flops / FLAGS.num_points))
   steps = steps_per_point * FLAGS.num_points
-  model_dir = os.path.join(work_dir, f"{objective}_{steps}_steps")
+  model_dir = os.path.join(work_dir, f"{objective}_{steps}_steps_lr{FLAGS.learning_rate:g}")
   print(f"{objective}: {step_flops:.3g} FLOPs a step, {steps} steps "
         f"({steps * step_flops:.3g} FLOPs) into {model_dir}", flush=True)
   run_logged([sys.executable, "official_runner.py", "--mode=train", f"--gin_file={config}",
               f"--model_dir={model_dir}"] + [
                   f"--gin_param={binding}"
-                  for binding in pretraining_bindings(steps, steps_per_point,
-                                                      FLAGS.num_points)],
+                  for binding in pretraining_bindings(steps, steps_per_point, FLAGS.num_points,
+                                                      FLAGS.learning_rate)],
              os.path.join(model_dir, "pretrain.log"))
   points = []
   for point in range(1, FLAGS.num_points + 1):

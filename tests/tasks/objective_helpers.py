@@ -1,10 +1,12 @@
 """Tiny tasks on data/sample records, shared by the TEAMS / ELECTRA-HP / SCRIPT task tests."""
 import atexit
 import functools
+import itertools
 import os
 import shutil
 import tempfile
 
+import numpy as np
 import tensorflow as tf
 import tf_keras
 
@@ -35,8 +37,10 @@ def sample_records():
   return os.path.join(output_dir, "*.tfrecord")
 
 
-def tiny_encoder(**overrides):
-  return encoder_config("tiny", vocab_size=sample_vocab_size(), overrides=overrides or None)
+def tiny_encoder(vocab_size=None, **overrides):
+  """The "tiny" preset over the sample vocab (or `vocab_size`), with layer overrides."""
+  return encoder_config("tiny", vocab_size=vocab_size or sample_vocab_size(),
+                        overrides=overrides or None)
 
 
 def tiny_data():
@@ -50,12 +54,23 @@ def sample_batches(task, num_batches=2):
   return list(task.build_inputs(is_training=True).take(num_batches))
 
 
-def run_steps(task, num_steps, learning_rate=3e-3):
-  """Trains with Adam on two data/sample batches in turn; returns model, losses, metrics."""
+def run_steps(task, num_steps, learning_rate=3e-3, batches=None, step_values=None):
+  """Trains with Adam; returns model, per-step losses, metrics over the run.
+
+  Args:
+    task: a PretrainingTask.
+    num_steps: training steps.
+    learning_rate: Adam's.
+    batches: an iterator of batches; None alternates two data/sample batches.
+    step_values: optional (batch, outputs) -> {name: scalar tensor}, added to each step's
+      entry of the history.
+  """
   model = task.build_model()
   metrics = task.build_metrics()
   optimizer = tf_keras.optimizers.Adam(learning_rate)
-  batches = sample_batches(task)
+  if batches is None:
+    sample = sample_batches(task)
+    batches = (sample[step % 2] for step in itertools.count())
 
   @tf.function
   def train_step(batch, step):
@@ -68,10 +83,41 @@ def run_steps(task, num_steps, learning_rate=3e-3):
         [(g, v) for g, v in zip(grads, model.trainable_variables) if g is not None])
     for name, update in result.metric_updates.items():
       metrics[name].update_state(**update)
-    return result.losses
+    return dict(result.losses, **(step_values(batch, outputs) if step_values else {}))
 
   history = []
   for step in range(num_steps):
-    losses = train_step(batches[step % 2], tf.constant(step))
-    history.append({name: float(value) for name, value in losses.items()})
+    values = train_step(next(batches), tf.constant(step))
+    history.append({name: float(value) for name, value in values.items()})
   return model, history, {name: float(m.result()) for name, m in metrics.items()}
+
+
+def constant_sequence_batches(vocab_size, seq_length, num_masked, batch_size, seed=0,
+                              cls_id=2, mask_id=4, first_word_id=5):
+  """Endless batches in which every token of a sequence is one random word.
+
+  A masked token is then recoverable from its context only (each sequence draws its word
+  uniformly, so a unigram prior gives nothing): a model that reads context learns it, one
+  that does not stays at chance. The default special ids are the sample vocab's; words are
+  drawn from [first_word_id, vocab_size).
+
+  Yields:
+    dicts of the pretraining batch keys; `input_word_ids` int32 [batch, seq] is
+    [CLS] w w ... w with `num_masked` random positions set to `mask_id`.
+  """
+  rng = np.random.default_rng(seed)
+  while True:
+    words = rng.integers(first_word_id, vocab_size, (batch_size, 1))
+    original = np.repeat(words, seq_length, axis=1).astype(np.int32)
+    original[:, 0] = cls_id
+    positions = np.sort(np.stack([
+        rng.choice(np.arange(1, seq_length), num_masked, replace=False)
+        for _ in range(batch_size)]), axis=1).astype(np.int32)
+    masked = original.copy()
+    np.put_along_axis(masked, positions, mask_id, axis=1)
+    yield dict(input_word_ids=tf.constant(masked),
+               input_mask=tf.ones([batch_size, seq_length], tf.int32),
+               input_type_ids=tf.zeros([batch_size, seq_length], tf.int32),
+               masked_lm_positions=tf.constant(positions),
+               masked_lm_ids=tf.constant(np.take_along_axis(original, positions, axis=1)),
+               masked_lm_weights=tf.ones([batch_size, num_masked], tf.float32))
