@@ -56,6 +56,8 @@ flags.DEFINE_integer("num_points", 3, "Checkpoints fine-tuned per objective, at 
                      "fractions of the budget.")
 flags.DEFINE_float("learning_rate", 2e-3, "Peak pretraining learning rate, the same for every "
                    "objective (the quickstart's; TEAMS' top layer collapses at it, see BUILD.md).")
+flags.register_validator("learning_rate", lambda rate: rate > 0,
+                         message="--learning_rate must be > 0")
 flags.DEFINE_float("finetune_epochs", 10, "Fine-tuning epochs over kjv_books' 600 verses.")
 flags.DEFINE_string("plot", "", "PNG path (default: <work_dir>/sample_efficiency.png).")
 flags.mark_flag_as_required("work_dir")
