@@ -47,6 +47,7 @@ from bench import pretraining_setup
 from bench.finetune_seeds import last_evaluation
 
 FLAGS = flags.FLAGS
+QUICKSTART_LEARNING_RATE = 2e-3  # configs/quickstart.gin's peak learning rate
 flags.DEFINE_string("work_dir", None, "Runs, fine-tuning data and results go here.")
 pretraining_setup.define_objectives_flag()
 flags.DEFINE_float("budget_flops", 1.5e13, "Pretraining FLOPs per objective (bench/flops.py "
@@ -54,8 +55,9 @@ flags.DEFINE_float("budget_flops", 1.5e13, "Pretraining FLOPs per objective (ben
                    "1.5e13 is the quickstart's 300 steps).")
 flags.DEFINE_integer("num_points", 3, "Checkpoints fine-tuned per objective, at equal "
                      "fractions of the budget.")
-flags.DEFINE_float("learning_rate", 2e-3, "Peak pretraining learning rate, the same for every "
-                   "objective (the quickstart's; TEAMS' top layer collapses at it, see BUILD.md).")
+flags.DEFINE_float("learning_rate", QUICKSTART_LEARNING_RATE,
+                   "Peak pretraining learning rate, the same for every objective (default: "
+                   "the quickstart's; TEAMS' top layer collapses at it, see BUILD.md).")
 flags.register_validator("learning_rate", lambda rate: rate > 0,
                          message="--learning_rate must be > 0")
 flags.DEFINE_float("finetune_epochs", 10, "Fine-tuning epochs over kjv_books' 600 verses.")
@@ -72,7 +74,7 @@ NO_PRETRAINING = "no_pretraining"
 
 
 def pretraining_bindings(steps: int, steps_per_point: int, num_points: int,
-                         learning_rate: float = 2e-3) -> List[str]:
+                         learning_rate: float = QUICKSTART_LEARNING_RATE) -> List[str]:
   return ENCODER_BINDINGS + [
       f"PretrainingData.train_file_pattern = '{SAMPLE_RECORDS.format(split='train')}'",
       f"PretrainingData.eval_file_pattern = '{SAMPLE_RECORDS.format(split='eval')}'",
