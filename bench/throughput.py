@@ -6,7 +6,9 @@ r"""Training throughput of one objective: sequences/s, FLOP/s, MFU, optionally v
 Measures full training steps of the runner's trainer (bench/pretraining_setup.py: forward,
 backward, gradient clipping, guarded optimizer update, metrics) on repeated synthetic
 batches, so input reading does not count. One untimed loop of steps / loops steps first
-(tracing, XLA compilation), then `loops` timed loops; figures are medians over loops.
+(tracing, XLA compilation) right after building each model, one more untimed loop of every
+model in turn (bench/step_timing.time_in_turns), then `loops` timed loops; figures are
+medians over loops.
 
 Printed: sequences/s, tokens/s, step time, peak memory (GPU: what building the model and
 the warm-up loop added to the device's memory at their peak; CPU: the process's peak RSS
@@ -23,12 +25,17 @@ policy it runs in as released) and times it in turns with ours, loop by loop;
 its last line is `ratio_vs_model_garden=<ours / theirs sequences per second>`, the median
 over loops of their loop time / ours. Every figure is also printed as one JSON line (the last
 line without --vs_model_garden, the one before it with).
+
+--vs_unfused also builds our trainer with Model Garden's plain Transformer blocks
+(`make_transformer_block.fused_kernels = False`: no XLA-fused element-wise kernels) and times
+it in the same turns, for `ratio_vs_unfused` (how much the fused kernels give).
 """
 import json
 import statistics
 
 from absl import app
 from absl import flags
+import gin
 import tensorflow as tf
 
 from bench import flops
@@ -55,7 +62,10 @@ flags.DEFINE_enum("model_garden_precision", "float32", list(precision_lib.POLICI
 flags.DEFINE_bool("vs_model_garden", False, "Also time Model Garden's ElectraPretrainer at "
                   "the same dimensions, in turns with ours (--objective=electra only).")
 
-OURS, MODEL_GARDEN = "ours", "model_garden"
+flags.DEFINE_bool("vs_unfused", False, "Also time our trainer built without the fused "
+                  "kernels (make_transformer_block.fused_kernels=False), in the same turns.")
+
+OURS, MODEL_GARDEN, UNFUSED = "ours", "model_garden", "unfused"
 ROOFLINE_DTYPES = ("float32", "bfloat16")
 POLICY_DTYPE = {"float32": "float32", "mixed_bfloat16": "bfloat16",
                 "mixed_float16": "float16"}
@@ -89,6 +99,17 @@ def build_model_garden(task, strategy):
         pretraining_setup.synthetic_dataset_fn(task))
     return model_garden_electra.ModelGardenElectraTrainer(
         task, optimizer, strategy, iter(dataset), jit_compile=FLAGS.jit)
+
+
+def build_unfused(task):
+  """Our trainer for `task` with Model Garden's plain Transformer blocks."""
+  with gin.unlock_config():
+    gin.bind_parameter("make_transformer_block.fused_kernels", False)
+  try:
+    return pretraining_setup.build_trainer(task, FLAGS.precision, FLAGS.jit)[0]
+  finally:
+    with gin.unlock_config():
+      gin.bind_parameter("make_transformer_block.fused_kernels", True)
 
 
 def summarize(name, times, batch_size, seq_length, steps_per_loop, executed_flops):
@@ -127,6 +148,9 @@ def main(argv):
   if FLAGS.vs_model_garden:
     trainers[MODEL_GARDEN], peaks[MODEL_GARDEN] = build_and_warm_up(
         lambda: build_model_garden(task, trainers[OURS].strategy), steps_per_loop)
+  if FLAGS.vs_unfused:
+    trainers[UNFUSED], peaks[UNFUSED] = build_and_warm_up(
+        lambda: build_unfused(task), steps_per_loop)
   run_steps = {name: lambda n, trainer=trainer: trainer.train(tf.constant(n))
                for name, trainer in trainers.items()}
 
@@ -157,11 +181,12 @@ def main(argv):
   achieved = results[f"{OURS}_achieved_flops_per_second"]
   results["mfu"] = achieved / (rooflines[POLICY_DTYPE[FLAGS.precision]] * 1e9)
   results["mfu_vs_bfloat16_roofline"] = achieved / (rooflines["bfloat16"] * 1e9)
-  if FLAGS.vs_model_garden:
-    results["ratio_vs_model_garden"] = step_timing.paired_ratio(
-        times[MODEL_GARDEN].wall, times[OURS].wall)
-    results["cpu_ratio_vs_model_garden"] = (statistics.median(times[MODEL_GARDEN].cpu) /
-                                            statistics.median(times[OURS].cpu))
+  for baseline in (MODEL_GARDEN, UNFUSED):
+    if baseline in times:
+      results[f"ratio_vs_{baseline}"] = step_timing.paired_ratio(
+          times[baseline].wall, times[OURS].wall)
+      results[f"cpu_ratio_vs_{baseline}"] = (statistics.median(times[baseline].cpu) /
+                                             statistics.median(times[OURS].cpu))
 
   print_summary(results, list(times))
   print(json.dumps(results), flush=True)
@@ -199,6 +224,9 @@ def print_summary(results, names):
     print(f"ours ({results['precision']}) / Model Garden "
           f"({results['model_garden_precision']}): {results['ratio_vs_model_garden']:.2f}x wall "
           f"(median of paired loops), {results['cpu_ratio_vs_model_garden']:.2f}x CPU time")
+  if "ratio_vs_unfused" in results:
+    print(f"fused / unfused kernels: {results['ratio_vs_unfused']:.2f}x wall, "
+          f"{results['cpu_ratio_vs_unfused']:.2f}x CPU time")
 
 
 if __name__ == "__main__":

@@ -10,11 +10,28 @@ from official.nlp.modeling import layers as nlp_layers
 
 from modeling.embedding_network import EmbeddingNetwork
 from modeling.encoder_config import EncoderConfig
+from modeling.fused_layers import FusedTransformerEncoderBlock
 
 
-def make_transformer_block(config: EncoderConfig, name: str) -> tf_keras.layers.Layer:
-  """One post-LayerNorm Transformer layer (Model Garden's TransformerEncoderBlock)."""
-  return nlp_layers.TransformerEncoderBlock(
+@gin.configurable(allowlist=["fused_kernels"])
+def make_transformer_block(config: EncoderConfig, name: str,
+                           fused_kernels: bool = True) -> tf_keras.layers.Layer:
+  """One post-LayerNorm Transformer layer (Model Garden's TransformerEncoderBlock).
+
+  Every encoder, generator and TEAMS task head builds its layers here.
+
+  Args:
+    config: the encoder's hyperparameters.
+    name: the layer name.
+    fused_kernels: build FusedTransformerEncoderBlock, whose training step runs the
+      element-wise chains (masked softmax + dropout, dropout, LayerNorm, GELU) as XLA
+      kernels: the same variables, checkpoints, function and inference graph, a faster
+      step. False builds Model Garden's block as is (gin:
+      `make_transformer_block.fused_kernels = False`, e.g. to compare speed).
+  """
+  block_class = (FusedTransformerEncoderBlock if fused_kernels
+                 else nlp_layers.TransformerEncoderBlock)
+  return block_class(
       num_attention_heads=config.num_attention_heads,
       inner_dim=config.intermediate_size,
       inner_activation=tf_keras.activations.get(config.activation),

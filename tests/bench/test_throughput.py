@@ -16,10 +16,11 @@ TINY = ["encoder_config.size = 'tiny'", "encoder_config.vocab_size = 64",
         "encoder_config.overrides = {'num_layers': 1}"]
 
 
-def test_harness_reports_every_figure_and_the_model_garden_ratio_last():
+def test_harness_reports_every_figure_and_the_baseline_ratios():
   command = [sys.executable, "-m", "bench.throughput", "--objective=electra", "--size=small",
              "--batch_size=4", "--seq_length=16", "--steps=2", "--loops=1",
-             "--precision=mixed_bfloat16", "--vs_model_garden"] + [f"--gin_param={param}" for param in TINY]
+             "--precision=mixed_bfloat16", "--vs_model_garden", "--vs_unfused"] + [
+                 f"--gin_param={param}" for param in TINY]
   completed = subprocess.run(command, cwd=REPO_ROOT, capture_output=True, text=True,
                              timeout=120, env=dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2"),
                              check=False)
@@ -36,7 +37,10 @@ def test_harness_reports_every_figure_and_the_model_garden_ratio_last():
   assert results["flops_per_step"] == flops.step_totals(flops.objective_terms(task), 4)
   assert (results["masked_positions"], results["timed_steps"]) == (3, 2)  # ceil(0.15 * 16)
   assert results["ours_parameters"] > 0 and results["model_garden_parameters"] > 0
-  for name in ("ours", "model_garden"):
+  # The unfused baseline is the same model built from Model Garden's plain blocks.
+  assert results["unfused_parameters"] == results["ours_parameters"]
+  assert results["ratio_vs_unfused"] > 0 and results["cpu_ratio_vs_unfused"] > 0
+  for name in ("ours", "model_garden", "unfused"):
     step_seconds = results[f"{name}_step_seconds"]
     assert results[f"{name}_sequences_per_second"] == pytest.approx(4 / step_seconds)
     assert results[f"{name}_tokens_per_second"] == pytest.approx(4 * 16 / step_seconds)
