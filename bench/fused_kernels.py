@@ -1,0 +1,121 @@
+r"""Each fused training kernel against the plain TensorFlow ops it replaces, forward + backward.
+
+  python -m bench.fused_kernels [--batch_size=32] [--seq_length=128] [--hidden=256] \
+      [--heads=4] [--intermediate=1024] [--dtype=bfloat16] [--repeats=20]
+
+Times, at one Transformer layer's shapes (ELECTRA-Small by default), one forward and
+backward pass of: dropout on [batch, seq, hidden]; LayerNorm (float32 input, as in the
+block); masked softmax + dropout on the [batch, heads, seq, seq] attention scores; bias +
+exact GELU on [batch, seq, intermediate]. Plain = the ops Keras / Model Garden run
+(tf.nn.dropout, tf_keras LayerNormalization, add-mask + softmax + dropout, bias add + GELU
+in float32 with casts, as Model Garden computes it under mixed_bfloat16); fused =
+`modeling/fused_ops.py`. Prints wall and process-CPU milliseconds per pass (medians over
+--repeats, the two kinds alternating) and their ratios, then a JSON line.
+"""
+import json
+import statistics
+import time
+
+from absl import app
+from absl import flags
+import tensorflow as tf
+import tf_keras
+
+from modeling import fused_ops
+
+FLAGS = flags.FLAGS
+flags.DEFINE_integer("batch_size", 32, "Sequences.")
+flags.DEFINE_integer("seq_length", 128, "Tokens per sequence.")
+flags.DEFINE_integer("hidden", 256, "Hidden width.")
+flags.DEFINE_integer("heads", 4, "Attention heads.")
+flags.DEFINE_integer("intermediate", 1024, "Feed-forward width.")
+flags.DEFINE_enum("dtype", "bfloat16", ["bfloat16", "float32"], "Activation dtype.")
+flags.DEFINE_integer("repeats", 20, "Timed passes per kernel.")
+
+RATE = 0.1
+
+
+def forward_backward(fn):
+  """A tf.function: (upstream, *inputs) -> (fn(*inputs), d<fn . upstream>/d inputs)."""
+
+  @tf.function
+  def run(upstream, *inputs):
+    with tf.GradientTape() as tape:
+      tape.watch(inputs)
+      output = fn(*inputs)
+    return output, tape.gradient(output, inputs, output_gradients=upstream)
+
+  return run
+
+
+def time_pass(run, args):
+  """(wall ms, CPU ms) of one call of `run(*args)`, its results read back."""
+  start, cpu_start = time.perf_counter(), time.process_time()
+  tf.nest.map_structure(lambda t: None if t is None else t.numpy(), run(*args))
+  return 1e3 * (time.perf_counter() - start), 1e3 * (time.process_time() - cpu_start)
+
+
+def cases(dtype):
+  """name -> (plain fn, fused fn, upstream, inputs) at one layer's shapes."""
+  batch, seq = FLAGS.batch_size, FLAGS.seq_length
+  seed = tf.constant([1, 2], tf.int64)
+  normal = lambda *shape: tf.random.normal(shape, seed=len(shape))
+  hidden = tf.cast(normal(batch, seq, FLAGS.hidden), dtype)
+  hidden32 = normal(batch, seq, FLAGS.hidden)
+  scores = tf.cast(normal(batch, FLAGS.heads, seq, seq), dtype)
+  mask = tf.cast(tf.random.uniform([batch, 1, 1, seq], seed=3) > 0.1, tf.bool)
+  inner = tf.cast(normal(batch, seq, FLAGS.intermediate), dtype)
+  inner_bias = tf.cast(normal(FLAGS.intermediate), dtype)
+  gamma, beta = tf.ones([FLAGS.hidden]), tf.zeros([FLAGS.hidden])
+  norm = tf_keras.layers.LayerNormalization(epsilon=1e-12)
+  norm.build([None, None, FLAGS.hidden])
+  scale = (FLAGS.hidden // FLAGS.heads) ** -0.5
+
+  def plain_attention(scores):
+    adder = (1.0 - tf.cast(mask, scores.dtype)) * tf.cast(-1e9, scores.dtype)
+    return tf.nn.dropout(tf.nn.softmax(scores * tf.cast(scale, scores.dtype) + adder), RATE)
+
+  def plain_bias_gelu(x, bias):
+    return tf.cast(tf.nn.gelu(tf.cast(x + bias, tf.float32), approximate=False), x.dtype)
+
+  return {
+      "dropout": (lambda x: tf.nn.dropout(x, RATE),
+                  lambda x: fused_ops.dropout(x, RATE, seed), hidden, [hidden]),
+      "layer_norm": (lambda x, g, b: norm(x),
+                     lambda x, g, b: fused_ops.layer_norm(x, g, b, 1e-12), hidden32,
+                     [hidden32, gamma, beta]),
+      "masked_softmax_dropout": (
+          plain_attention,
+          lambda s: fused_ops.masked_softmax_dropout(s, mask, scale, RATE, seed), scores,
+          [scores]),
+      "bias_gelu": (plain_bias_gelu, fused_ops.bias_gelu, inner, [inner, inner_bias]),
+  }
+
+
+def main(argv):
+  del argv
+  results = dict(dtype=FLAGS.dtype, shapes=dict(
+      batch_size=FLAGS.batch_size, seq_length=FLAGS.seq_length, hidden=FLAGS.hidden,
+      heads=FLAGS.heads, intermediate=FLAGS.intermediate), kernels={})
+  for name, (plain, fused, upstream, inputs) in cases(tf.as_dtype(FLAGS.dtype)).items():
+    runs = {"plain": forward_backward(plain), "fused": forward_backward(fused)}
+    times = {kind: [] for kind in runs}
+    for run in runs.values():
+      time_pass(run, [upstream] + inputs)  # tracing, XLA compilation
+    for _ in range(FLAGS.repeats):
+      for kind, run in runs.items():
+        times[kind].append(time_pass(run, [upstream] + inputs))
+    figures = {f"{kind}_{clock}_ms": statistics.median(t[i] for t in times[kind])
+               for kind in runs for i, clock in enumerate(("wall", "cpu"))}
+    figures["wall_speedup"] = figures["plain_wall_ms"] / figures["fused_wall_ms"]
+    figures["cpu_speedup"] = figures["plain_cpu_ms"] / figures["fused_cpu_ms"]
+    results["kernels"][name] = figures
+    print(f"{name:<24} plain {figures['plain_wall_ms']:7.2f} ms ({figures['plain_cpu_ms']:7.2f}"
+          f" CPU)  fused {figures['fused_wall_ms']:7.2f} ms ({figures['fused_cpu_ms']:7.2f} CPU)"
+          f"  {figures['wall_speedup']:.2f}x wall, {figures['cpu_speedup']:.2f}x CPU",
+          flush=True)
+  print(json.dumps(results), flush=True)
+
+
+if __name__ == "__main__":
+  app.run(main)
