@@ -103,13 +103,18 @@ def build_model_garden(task, strategy):
 
 def build_unfused(task):
   """Our trainer for `task` with Model Garden's plain Transformer blocks."""
+  binding = "make_transformer_block.fused_kernels"
+  try:
+    previous = gin.query_parameter(binding)
+  except ValueError:  # not bound: the default, fused
+    previous = True
   with gin.unlock_config():
-    gin.bind_parameter("make_transformer_block.fused_kernels", False)
+    gin.bind_parameter(binding, False)
   try:
     return pretraining_setup.build_trainer(task, FLAGS.precision, FLAGS.jit)[0]
   finally:
     with gin.unlock_config():
-      gin.bind_parameter("make_transformer_block.fused_kernels", True)
+      gin.bind_parameter(binding, previous)
 
 
 def summarize(name, times, batch_size, seq_length, steps_per_loop, executed_flops):
