@@ -80,10 +80,7 @@ class FusedGeluEinsumDense(tf_keras.layers.EinsumDense):
       raise ValueError(f"{self.name}: FusedGeluEinsumDense applies GELU itself; its config "
                        f"must have no activation, got {self.activation}")
     projected = tf.einsum(self.equation, inputs, self.kernel)
-    bias_on_last_axis = self.bias is not None and self.bias.shape.rank == 1
-    if _is_training(training) and (self.bias is None or bias_on_last_axis):
-      if self.bias is None:
-        return fused_ops.gelu(projected)
+    if _is_training(training) and self.bias is not None and self.bias.shape.rank == 1:
       # Read here: under mixed precision, in the compute dtype, as the parent's bias add.
       return fused_ops.bias_gelu(projected, tf.convert_to_tensor(self.bias))
     if self.bias is not None:

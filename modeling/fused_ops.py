@@ -79,24 +79,6 @@ def _gelu_and_derivative(x32):
 
 
 @tf.function(jit_compile=True)
-def _gelu_forward(x):
-  value, _ = _gelu_and_derivative(tf.cast(x, tf.float32))
-  return tf.cast(value, x.dtype)
-
-
-@tf.function(jit_compile=True)
-def _gelu_backward(x, dy):
-  _, derivative = _gelu_and_derivative(tf.cast(x, tf.float32))
-  return tf.cast(tf.cast(dy, tf.float32) * derivative, x.dtype)
-
-
-@tf.custom_gradient
-def gelu(x):
-  """Exact GELU, x * Phi(x), of any float tensor; returns x's dtype."""
-  return _gelu_forward(x), lambda dy: _gelu_backward(x, dy)
-
-
-@tf.function(jit_compile=True)
 def _bias_gelu_forward(x, bias):
   value, _ = _gelu_and_derivative(tf.cast(x, tf.float32) + tf.cast(bias, tf.float32))
   return tf.cast(value, x.dtype)

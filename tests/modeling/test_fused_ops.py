@@ -22,12 +22,14 @@ def value_and_gradients(fn, inputs, upstream):
 
 def test_gelu_is_exact_gelu_with_its_derivative():
   x = tf.constant([-3.0, -1.0, -0.5, 0.0, 0.5, 1.0, 3.0])
-  y, (dx,) = value_and_gradients(fused_ops.gelu, [x], tf.ones_like(x))
+  zero_bias = tf.zeros([7])
+  y, (dx, _) = value_and_gradients(fused_ops.bias_gelu, [x, zero_bias], tf.ones_like(x))
   phi = 0.5 * (1.0 + np.vectorize(math.erf)(x.numpy() / math.sqrt(2.0)))
   density = np.exp(-0.5 * x.numpy() ** 2) / math.sqrt(2.0 * math.pi)
   np.testing.assert_allclose(y, x.numpy() * phi, atol=1e-6)
   np.testing.assert_allclose(dx, phi + x.numpy() * density, atol=1e-6)
-  assert fused_ops.gelu(tf.cast(x, tf.bfloat16)).dtype == tf.bfloat16
+  assert fused_ops.bias_gelu(tf.cast(x, tf.bfloat16),
+                             tf.cast(zero_bias, tf.bfloat16)).dtype == tf.bfloat16
 
 
 def test_bias_gelu_matches_autodiff_of_gelu_of_the_sum():
