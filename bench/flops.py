@@ -9,8 +9,9 @@ Conventions (the ELECTRA paper's appendix E, except for the backward pass):
   [m, k] x [k, n] is 2 m k n FLOPs (multiply and add counted apart).
 - Element-wise work uses the per-element constants of google-research/electra's FLOPs
   count: LayerNorm 5, GELU 8, softmax (or log-softmax) 5, dropout 4 (draw, compare, mask,
-  rescale). Gumbel noise is 5 (draw, log, negate, log, negate) and a Gumbel-max draw 3 more
-  (temperature, add, compare); both are this module's.
+  rescale). Gumbel noise is 5 (draw, log, negate, log, negate) and a categorical draw 5
+  (temperature, max, subtract, exp, sum into chunk masses; its per-chunk and within-chunk
+  work, ~(vocab / 128 + 128) per position, is left out); both are this module's.
 - Input embedding lookups (word and position) are counted as dense one-hot matmuls,
   2 * rows * width per token, as the paper assumes; they are the `lookup` terms. The type
   embedding is a real one-hot matmul here (Model Garden's OnDeviceEmbedding with
@@ -54,7 +55,7 @@ GELU_FLOPS = 8  # 0.5 * x * (1 + tanh(sqrt(2 / pi) * (x + 0.044715 * x^3)))
 SOFTMAX_FLOPS = 5  # max, subtract, exp, sum, divide (log-softmax: log instead of divide)
 DROPOUT_FLOPS = 4  # random number, compare, mask, rescale by 1 / (1 - rate)
 GUMBEL_NOISE_FLOPS = 5  # uniform draw, log, negate, log, negate
-GUMBEL_MAX_FLOPS = 3  # divide by the temperature, add the noise, compare (argmax)
+CATEGORICAL_SAMPLE_FLOPS = 5  # temperature, row max, subtract, exp, sum (chunk masses)
 LOGSUMEXP_FLOPS = 4  # max, subtract, exp, sum (SCRIPT's critic logit)
 LOG_SOFTPLUS_FLOPS = 5  # sign select, exp, add, log, log (ELECTRA-HP's estimated loss)
 
@@ -195,9 +196,9 @@ def mlm_loss(positions: int, vocab_size: int) -> FlopTerm:
   return vocabulary_work("mlm_loss_softmax", positions, vocab_size, SOFTMAX_FLOPS, trained=True)
 
 
-def gumbel_max_sampling(name: str, positions: int, vocab_size: int) -> FlopTerm:
-  return vocabulary_work(name, positions, vocab_size, GUMBEL_NOISE_FLOPS + GUMBEL_MAX_FLOPS,
-                         trained=False)
+def categorical_sampling(name: str, positions: int, vocab_size: int) -> FlopTerm:
+  """One draw per position from softmax(logits), `modeling.sampling.categorical_sample`."""
+  return vocabulary_work(name, positions, vocab_size, CATEGORICAL_SAMPLE_FLOPS, trained=False)
 
 
 # ------------------------------------------------------------------- objectives
@@ -214,13 +215,13 @@ def bert_terms(task) -> List[FlopTerm]:
 
 
 def _generator_and_discriminator(task, generator: EncoderConfig) -> List[FlopTerm]:
-  """Generator + its MLM head and loss + one Gumbel-max sample + discriminator encoder."""
+  """Generator + its MLM head and loss + one categorical draw + discriminator encoder."""
   config, seq, positions = _dimensions(task)
   terms = (encoder_terms(generator, seq, "generator") +
            masked_lm_head_terms(generator.hidden_size, config, positions,
                                 "generator_mlm_head") +
            [mlm_loss(positions, config.vocab_size),
-            gumbel_max_sampling("replacement_sampling", positions, config.vocab_size)])
+            categorical_sampling("replacement_sampling", positions, config.vocab_size)])
   if getattr(task, "disallow_correct", False):
     terms.append(vocabulary_work("disallow_correct", positions, config.vocab_size, 1,
                                  trained=False))
@@ -289,10 +290,11 @@ def script_terms(task) -> List[FlopTerm]:
   return (encoder_terms(config, seq, "encoder_masked_input") +
           masked_lm_head_terms(config.hidden_size, config, positions, "mlm_head_masked") +
           [mlm_loss(positions, vocab),
-           # Gumbel-softmax draw: log-softmax, noise, add and divide, log-softmax, Gumbel-max.
+           # Gumbel-softmax draw: log-softmax, noise, add and divide, log-softmax, then a
+           # categorical draw from the relaxed distribution.
            vocabulary_work("gumbel_softmax_sampling", positions, vocab,
-                           2 * SOFTMAX_FLOPS + GUMBEL_NOISE_FLOPS + 2 + GUMBEL_NOISE_FLOPS +
-                           GUMBEL_MAX_FLOPS, trained=False)] +
+                           2 * SOFTMAX_FLOPS + GUMBEL_NOISE_FLOPS + 2 +
+                           CATEGORICAL_SAMPLE_FLOPS, trained=False)] +
           encoder_terms(config, seq, "encoder_sampled_input") +
           masked_lm_head_terms(config.hidden_size, config, seq, "mlm_head_every_position") +
           [vocabulary_work("critic_logsumexp", seq, vocab, LOGSUMEXP_FLOPS, trained=True)])

@@ -14,13 +14,13 @@ in float32 with casts, as Model Garden computes it under mixed_bfloat16); fused 
 """
 import json
 import statistics
-import time
 
 from absl import app
 from absl import flags
 import tensorflow as tf
 import tf_keras
 
+from bench.step_timing import time_pass
 from modeling import fused_ops
 
 FLAGS = flags.FLAGS
@@ -46,13 +46,6 @@ def forward_backward(fn):
     return output, tape.gradient(output, inputs, output_gradients=upstream)
 
   return run
-
-
-def time_pass(run, args):
-  """(wall ms, CPU ms) of one call of `run(*args)`, its results read back."""
-  start, cpu_start = time.perf_counter(), time.process_time()
-  tf.nest.map_structure(lambda t: None if t is None else t.numpy(), run(*args))
-  return 1e3 * (time.perf_counter() - start), 1e3 * (time.process_time() - cpu_start)
 
 
 def cases(dtype):

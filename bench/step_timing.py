@@ -15,6 +15,13 @@ from typing import Callable, Dict, List
 import tensorflow as tf
 
 
+def time_pass(run, args):
+  """(wall ms, CPU ms) of one call of `run(*args)`, its results read back."""
+  start, cpu_start = time.perf_counter(), time.process_time()
+  tf.nest.map_structure(lambda t: None if t is None else t.numpy(), run(*args))
+  return 1e3 * (time.perf_counter() - start), 1e3 * (time.process_time() - cpu_start)
+
+
 @dataclasses.dataclass
 class RoundTimes:
   """Per-round wall and process-CPU seconds of one trainer."""

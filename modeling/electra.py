@@ -6,8 +6,7 @@ from modeling.encoder_config import EncoderConfig
 from modeling.generator_discriminator import build_generator
 from modeling.masked_lm_head import MaskedLMHead
 from modeling.rtd_head import RTDHead
-from modeling.sampling import gumbel_max_sample
-from modeling.sampling import gumbel_noise
+from modeling.sampling import categorical_sample
 from modeling.sampling import replace_masked_tokens
 from modeling.transformer_encoder import TransformerEncoder
 
@@ -16,11 +15,12 @@ class ElectraPretrainer(tf_keras.Model):
   """Generator (masked LM) + discriminator (replaced-token detection), embeddings tied.
 
   The generator reads the masked input and predicts the original tokens at the masked
-  positions; one replacement per position is drawn from its softmax (Gumbel-max, so the
-  draw is a function of per-example seeds) and written into the input; the discriminator
-  labels every token original or replaced. The sample is discrete and the generator logits
-  it comes from are stop-gradient'ed, so the discriminator's loss reaches the generator only
-  through the shared embedding sub-network, as in the paper.
+  positions; one replacement per position is drawn from its softmax
+  (`sampling.categorical_sample`, so the draw is a function of per-example seeds) and
+  written into the input; the discriminator labels every token original or replaced. The
+  sample is discrete and the generator logits it comes from are stop-gradient'ed, so the
+  discriminator's loss reaches the generator only through the shared embedding
+  sub-network, as in the paper.
 
   Args:
     config: the discriminator's EncoderConfig.
@@ -68,9 +68,8 @@ class ElectraPretrainer(tf_keras.Model):
                       for name in ("input_word_ids", "input_mask", "input_type_ids")}
     generator_output = self.generator(encoder_inputs, training=training)["sequence_output"]
     mlm_logits = self.generator_mlm_head(generator_output, inputs["masked_lm_positions"])
-    noise = gumbel_noise(inputs["sampling_seeds"], tf.shape(mlm_logits)[1:])
-    sampled_ids = gumbel_max_sample(
-        tf.stop_gradient(mlm_logits), noise, self.sampling_temperature,
+    sampled_ids = categorical_sample(
+        tf.stop_gradient(mlm_logits), inputs["sampling_seeds"], self.sampling_temperature,
         disallowed_ids=inputs["masked_lm_ids"] if self.disallow_correct else None)
     corrupted_word_ids, rtd_labels = replace_masked_tokens(
         inputs["input_word_ids"], inputs["masked_lm_positions"], inputs["masked_lm_weights"],

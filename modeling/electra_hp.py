@@ -31,8 +31,7 @@ from modeling.hardness_sampling import hp_loss_head_loss
 from modeling.hardness_sampling import hp_loss_sampling_log_probs
 from modeling.masked_lm_head import MaskedLMHead
 from modeling.masked_lm_head import gather_positions
-from modeling.sampling import gumbel_max_sample
-from modeling.sampling import gumbel_noise
+from modeling.sampling import categorical_sample
 from modeling.sampling import replace_masked_tokens
 
 
@@ -80,8 +79,8 @@ class ElectraHpPretrainer(ElectraPretrainer):
                                                       original_ids)
     else:
       sampling_log_probs = tf.stop_gradient(hp_dist_sampling_log_probs(sampling_logits))
-    noise = gumbel_noise(inputs["sampling_seeds"], tf.shape(mlm_logits)[1:])
-    sampled_ids = gumbel_max_sample(sampling_log_probs, noise)
+    sampled_ids = categorical_sample(tf.stop_gradient(sampling_log_probs),
+                                     inputs["sampling_seeds"])
     corrupted_word_ids, rtd_labels = replace_masked_tokens(
         inputs["input_word_ids"], positions, inputs["masked_lm_weights"], original_ids,
         sampled_ids)

@@ -32,7 +32,8 @@ from modeling.self_critic import replaced_logits
 from modeling.transformer_encoder import TransformerEncoder
 
 _ENCODER_INPUTS = ("input_word_ids", "input_mask", "input_type_ids")
-# Salts that turn one per-example seed into the two independent Gumbel draws of a sample.
+# Salts that turn one per-example seed into the two independent draws of a sample: the
+# relaxation noise and the categorical draw.
 _RELAXATION_SALT, _CATEGORICAL_SALT = 1, 2
 
 
@@ -103,8 +104,7 @@ class ScriptPretrainer(tf_keras.Model):
         tf.stop_gradient(mlm_logits),
         relaxation_noise=gumbel_noise(fold_in_seeds(seeds, _RELAXATION_SALT),
                                       per_position_shape),
-        categorical_noise=gumbel_noise(fold_in_seeds(seeds, _CATEGORICAL_SALT),
-                                       per_position_shape),
+        categorical_seeds=fold_in_seeds(seeds, _CATEGORICAL_SALT),
         temperature=self.gumbel_temperature)
     corrupted_word_ids, rtd_labels = replace_masked_tokens(
         inputs["input_word_ids"], positions, inputs["masked_lm_weights"],

@@ -29,8 +29,8 @@ from modeling.encoder_config import EncoderConfig
 from modeling.generator_discriminator import build_generator
 from modeling.masked_lm_head import MaskedLMHead
 from modeling.rtd_head import RTDHead
+from modeling.sampling import categorical_sample
 from modeling.sampling import fold_in_seeds
-from modeling.sampling import gumbel_max_sample
 from modeling.sampling import gumbel_noise
 from modeling.sampling import replace_masked_tokens
 from modeling.transformer_encoder import TransformerEncoder
@@ -125,9 +125,7 @@ class TeamsPretrainer(tf_keras.Model):
     per_position_shape = tf.shape(mlm_logits)[1:]
     seeds = inputs["sampling_seeds"]
 
-    sampled_ids = gumbel_max_sample(
-        sampler_logits, gumbel_noise(fold_in_seeds(seeds, _REPLACEMENT_SALT),
-                                     per_position_shape))
+    sampled_ids = categorical_sample(sampler_logits, fold_in_seeds(seeds, _REPLACEMENT_SALT))
     negatives_noise = None
     if self.negative_strategy == SAMPLED:
       negatives_noise = gumbel_noise(fold_in_seeds(seeds, _NEGATIVES_SALT), per_position_shape)

@@ -5,6 +5,7 @@ import tensorflow as tf
 from modeling.bert import BertPretrainer
 from modeling.encoder_config import encoder_config
 from modeling.losses import masked_lm_loss, replaced_token_detection_loss
+from modeling.sampling import example_seeds
 from modeling.sampling import gumbel_softmax_sample
 from modeling.script import ScriptPretrainer
 from tests.modeling.test_teams import _inputs
@@ -20,8 +21,9 @@ def _gumbel(shape, seed):
 def _frequencies(probs, temperature, draws=30000, seed=0):
   vocab = len(probs)
   logits = tf.tile(tf.math.log(tf.constant(probs, tf.float32))[None, None], [draws, 1, 1])
-  samples = gumbel_softmax_sample(logits, _gumbel([draws, 1, vocab], [seed, 1]),
-                                  _gumbel([draws, 1, vocab], [seed, 2]), temperature)
+  categorical_seeds = example_seeds(seed, 2, tf.constant(0), tf.range(draws))
+  samples = tf.function(gumbel_softmax_sample)(logits, _gumbel([draws, 1, vocab], [seed, 1]),
+                                  categorical_seeds, temperature)
   return np.bincount(samples.numpy().ravel(), minlength=vocab) / draws
 
 
