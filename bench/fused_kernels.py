@@ -1,14 +1,17 @@
 r"""Each fused training kernel against the plain TensorFlow ops it replaces, forward + backward.
 
   python -m bench.fused_kernels [--batch_size=32] [--seq_length=128] [--hidden=256] \
-      [--heads=4] [--intermediate=1024] [--dtype=bfloat16] [--repeats=20]
+      [--heads=4] [--intermediate=1024] [--masked_positions=20] [--vocab_size=30522] \
+      [--dtype=bfloat16] [--repeats=20]
 
 Times, at one Transformer layer's shapes (ELECTRA-Small by default), one forward and
 backward pass of: dropout on [batch, seq, hidden]; LayerNorm (float32 input, as in the
 block); masked softmax + dropout on the [batch, heads, seq, seq] attention scores; bias +
-exact GELU on [batch, seq, intermediate]. Plain = the ops Keras / Model Garden run
+exact GELU on [batch, seq, intermediate]; and the masked-LM cross-entropy on float32
+[batch * masked_positions, vocab] logits. Plain = the ops Keras / Model Garden run
 (tf.nn.dropout, tf_keras LayerNormalization, add-mask + softmax + dropout, bias add + GELU
-in float32 with casts, as Model Garden computes it under mixed_bfloat16); fused =
+in float32 with casts, as Model Garden computes it under mixed_bfloat16,
+tf.nn.sparse_softmax_cross_entropy_with_logits); fused =
 `modeling/fused_ops.py`. Prints wall and process-CPU milliseconds per pass (medians over
 --repeats, the two kinds alternating) and their ratios, then a JSON line.
 """
@@ -29,6 +32,8 @@ flags.DEFINE_integer("seq_length", 128, "Tokens per sequence.")
 flags.DEFINE_integer("hidden", 256, "Hidden width.")
 flags.DEFINE_integer("heads", 4, "Attention heads.")
 flags.DEFINE_integer("intermediate", 1024, "Feed-forward width.")
+flags.DEFINE_integer("masked_positions", 20, "Masked positions per sequence (cross-entropy).")
+flags.DEFINE_integer("vocab_size", 30522, "Vocabulary size (cross-entropy).")
 flags.DEFINE_enum("dtype", "bfloat16", ["bfloat16", "float32"], "Activation dtype.")
 flags.DEFINE_integer("repeats", 20, "Timed passes per kernel.")
 
@@ -68,6 +73,13 @@ def cases(dtype):
     adder = (1.0 - tf.cast(mask, scores.dtype)) * tf.cast(-1e9, scores.dtype)
     return tf.nn.dropout(tf.nn.softmax(scores * tf.cast(scale, scores.dtype) + adder), RATE)
 
+  logits = 3.0 * normal(batch * FLAGS.masked_positions, FLAGS.vocab_size)
+  labels = tf.random.uniform([batch * FLAGS.masked_positions], maxval=FLAGS.vocab_size,
+                             dtype=tf.int32, seed=4)
+
+  def plain_cross_entropy(x):
+    return tf.nn.sparse_softmax_cross_entropy_with_logits(labels=labels, logits=x)
+
   def plain_bias_gelu(x, bias):
     return tf.cast(tf.nn.gelu(tf.cast(x + bias, tf.float32), approximate=False), x.dtype)
 
@@ -82,6 +94,9 @@ def cases(dtype):
           lambda s: fused_ops.masked_softmax_dropout(s, mask, scale, RATE, seed), scores,
           [scores]),
       "bias_gelu": (plain_bias_gelu, fused_ops.bias_gelu, inner, [inner, inner_bias]),
+      "sparse_cross_entropy": (
+          plain_cross_entropy, lambda x: fused_ops.sparse_softmax_cross_entropy(labels, x),
+          tf.random.uniform(labels.shape, seed=5), [logits]),
   }
 
 
@@ -89,7 +104,8 @@ def main(argv):
   del argv
   results = dict(dtype=FLAGS.dtype, shapes=dict(
       batch_size=FLAGS.batch_size, seq_length=FLAGS.seq_length, hidden=FLAGS.hidden,
-      heads=FLAGS.heads, intermediate=FLAGS.intermediate), kernels={})
+      heads=FLAGS.heads, intermediate=FLAGS.intermediate,
+      masked_positions=FLAGS.masked_positions, vocab_size=FLAGS.vocab_size), kernels={})
   for name, (plain, fused, upstream, inputs) in cases(tf.as_dtype(FLAGS.dtype)).items():
     runs = {"plain": forward_backward(plain), "fused": forward_backward(fused)}
     times = {kind: [] for kind in runs}

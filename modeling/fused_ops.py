@@ -16,6 +16,9 @@ and its checkpoints are interchangeable. Dropout masks come from counter-based r
 ceil(rate * 2^16) / 2^16, within 1.6e-5 of `rate`), and are kept as booleans for the backward
 kernel.
 
+`sparse_softmax_cross_entropy` is the masked-LM loss the same way: one XLA pass forward,
+one backward.
+
 Use these for training only: serving graphs should not depend on XLA being linked into the
 server, so the layers in `fused_layers` fall back to the plain Keras path when not training.
 """
@@ -253,3 +256,49 @@ def masked_softmax_dropout(scores: tf.Tensor, mask: tf.Tensor, scale: float, rat
     return dropped_probs, lambda dy: backward(probs, keep, dy)
 
   return attend(scores)
+
+
+# ------------------------------------------------------------- softmax cross-entropy
+@tf.function(jit_compile=True)
+def _log_normalizer(logits, row_max):
+  """float32 [n]: log sum_v exp(logits[:, v]), from row_max [n, 1] computed outside.
+
+  (TensorFlow's row max on CPU is ~3x faster than XLA's.)
+  """
+  return row_max[:, 0] + tf.math.log(tf.reduce_sum(tf.exp(logits - row_max), axis=-1))
+
+
+@tf.function(jit_compile=True)
+def _cross_entropy_backward(logits, log_normalizer, labels, dy):
+  """float32 [n, vocab]: dy * (softmax(logits) - one_hot(labels))."""
+  probs = tf.exp(logits - log_normalizer[:, tf.newaxis])
+  return (probs - tf.one_hot(labels, tf.shape(logits)[1])) * dy[:, tf.newaxis]
+
+
+def sparse_softmax_cross_entropy(labels: tf.Tensor, logits: tf.Tensor) -> tf.Tensor:
+  """-log softmax(logits)[label], as tf.nn.sparse_softmax_cross_entropy_with_logits.
+
+  Two passes over the logits forward (a row max, then one XLA kernel of exp-sum) and one
+  backward, where TensorFlow's fused kernel also computes the gradient in the forward pass
+  and keeps it: on [640, 30522] float32 logits (ELECTRA-Small's masked-LM head), forward +
+  backward took 78 against 146 ms on a 2-core CPU (`bench/fused_kernels.py`).
+
+  Args:
+    labels: int [...], ids in [0, vocab); an id out of range is an error on CPU.
+    logits: float [..., vocab]; cast to float32.
+
+  Returns:
+    float32 [...]. Differentiable in logits (not twice).
+  """
+  logits = tf.cast(logits, tf.float32)
+  leading_shape = tf.shape(logits)[:-1]
+  rows = tf.reshape(logits, [-1, tf.shape(logits)[-1]])
+  flat_labels = tf.reshape(tf.cast(labels, tf.int32), [-1])
+
+  @tf.custom_gradient
+  def cross_entropy(rows):
+    log_normalizer = _log_normalizer(rows, tf.reduce_max(rows, axis=-1, keepdims=True))
+    losses = log_normalizer - tf.gather(rows, flat_labels[:, tf.newaxis], batch_dims=1)[:, 0]
+    return losses, lambda dy: _cross_entropy_backward(rows, log_normalizer, flat_labels, dy)
+
+  return tf.reshape(cross_entropy(rows), leading_shape)

@@ -9,6 +9,8 @@ strategy, or with one replica, the share is the plain average.
 """
 import tensorflow as tf
 
+from modeling import fused_ops
+
 
 def cross_replica_sum(value: tf.Tensor) -> tf.Tensor:
   """Sums `value` over the replicas in sync (identity outside a multi-replica step)."""
@@ -47,8 +49,7 @@ def masked_lm_loss(logits: tf.Tensor, label_ids: tf.Tensor,
   Returns:
     float32 scalar (this replica's share of the global mean).
   """
-  per_position = tf.nn.sparse_softmax_cross_entropy_with_logits(
-      labels=tf.cast(label_ids, tf.int32), logits=tf.cast(logits, tf.float32))
+  per_position = fused_ops.sparse_softmax_cross_entropy(label_ids, logits)
   return weighted_mean(per_position, label_weights)
 
 

@@ -132,3 +132,33 @@ def test_masked_softmax_dropout_rescales_kept_probabilities():
       lambda s: reference_attention_probs(s, mask, 0.125), [scores],
       upstream * np.where(kept, 2.0, 0.0).astype(np.float32))
   np.testing.assert_allclose(grad, expected_grad, atol=1e-5)
+
+
+def test_sparse_cross_entropy_on_a_hand_checked_row():
+  # softmax([0, ln 3]) = [1/4, 3/4]: label 1 costs ln(4/3); the gradient is p - one_hot.
+  logits = tf.constant([[0.0, math.log(3.0)]])
+  with tf.GradientTape() as tape:
+    tape.watch(logits)
+    loss = fused_ops.sparse_softmax_cross_entropy(tf.constant([1]), logits)
+  np.testing.assert_allclose(loss.numpy(), [math.log(4.0 / 3.0)], rtol=1e-6)
+  np.testing.assert_allclose(tape.gradient(loss, logits).numpy(), [[0.25, -0.25]], atol=1e-6)
+
+
+def test_sparse_cross_entropy_matches_tensorflow_on_3d_bfloat16_logits():
+  logits = tf.cast(5.0 * tf.random.stateless_normal([2, 3, 300], seed=[1, 2]), tf.bfloat16)
+  labels = tf.constant([[0, 299, 7], [150, 3, 3]])
+  upstream = tf.random.stateless_uniform([2, 3], seed=[3, 4])
+  results = []
+  for loss_fn in (fused_ops.sparse_softmax_cross_entropy,
+                  lambda y, x: tf.nn.sparse_softmax_cross_entropy_with_logits(
+                      labels=y, logits=tf.cast(x, tf.float32))):
+    with tf.GradientTape() as tape:
+      tape.watch(logits)
+      loss = loss_fn(labels, logits)
+    results.append((loss, tape.gradient(loss, logits, output_gradients=upstream)))
+  (fused_loss, fused_grad), (plain_loss, plain_grad) = results
+  assert fused_loss.dtype == tf.float32 and fused_loss.shape == [2, 3]
+  assert fused_grad.dtype == tf.bfloat16
+  np.testing.assert_allclose(fused_loss.numpy(), plain_loss.numpy(), rtol=1e-5)
+  np.testing.assert_allclose(tf.cast(fused_grad, tf.float32).numpy(),
+                             tf.cast(plain_grad, tf.float32).numpy(), atol=1e-6)
