@@ -62,6 +62,9 @@ flags.DEFINE_enum("model_garden_precision", "float32", list(precision_lib.POLICI
 flags.DEFINE_bool("vs_model_garden", False, "Also time Model Garden's ElectraPretrainer at "
                   "the same dimensions, in turns with ours (--objective=electra only).")
 
+flags.DEFINE_bool("tensor_float_32", True, "Let float32 matmuls run as TensorFloat-32 on "
+                  "GPUs that have it (Ampere and newer; TensorFlow's default). "
+                  "--notensor_float_32 measures strict float32. No effect on CPU.")
 flags.DEFINE_bool("vs_unfused", False, "Also time our trainer built without the fused "
                   "kernels (make_transformer_block.fused_kernels=False), in the same turns.")
 
@@ -141,6 +144,7 @@ def check_flags(objective: str, vs_model_garden: bool, steps: int, loops: int):
 def main(argv):
   del argv
   check_flags(FLAGS.objective, FLAGS.vs_model_garden, FLAGS.steps, FLAGS.loops)
+  tf.config.experimental.enable_tensor_float_32_execution(FLAGS.tensor_float_32)
   task = pretraining_setup.build_task(FLAGS.objective, FLAGS.size, FLAGS.batch_size,
                                       FLAGS.seq_length, FLAGS.gin_param)
   steps_per_loop = FLAGS.steps // FLAGS.loops
@@ -174,6 +178,8 @@ def main(argv):
       precision=FLAGS.precision,
       model_garden_precision=FLAGS.model_garden_precision if FLAGS.vs_model_garden else None,
       jit=FLAGS.jit, timed_steps=steps_per_loop * FLAGS.loops,
+      # Whether float32 matmuls ran as TF32: asked for, and on a GPU.
+      tensor_float_32=FLAGS.tensor_float_32 and bool(tf.config.list_physical_devices("GPU")),
       loops=FLAGS.loops, gin_params=list(FLAGS.gin_param),
       machine=step_timing.machine_description(),
       flops_per_step={name: float(value) for name, value in flop_totals.items()},
@@ -206,8 +212,10 @@ def _roofline_dtypes():
 
 def print_summary(results, names):
   """Human-readable lines of `results`."""
+  tf32 = ", TF32" if results["tensor_float_32"] else ""
   print(f"\n{results['objective']} {results['size']}, batch {results['batch_size']}, seq "
-        f"{results['seq_length']}, {results['precision']}{', XLA' if results['jit'] else ''}, "
+        f"{results['seq_length']}, {results['precision']}{tf32}"
+        f"{', XLA' if results['jit'] else ''}, "
         f"{results['timed_steps']} timed steps; {results['machine']}")
   for name in names:
     print(f"{name:<13} {results[f'{name}_sequences_per_second']:8.2f} sequences/s "
