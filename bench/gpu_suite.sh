@@ -8,7 +8,8 @@
 # mixed_bfloat16), TF32, strict float32, mixed_float16, then every objective in
 # mixed_bfloat16. Each run's whole output goes to OUTPUT_DIR/<row>.log (its last JSON line
 # holds every figure); the summary lines are echoed. On one H100 (2026-11-23) each
-# bench.throughput row took 3-6 minutes, mostly building and compiling. ROWs (names below) pick some rows.
+# bench.throughput row took 3-6 minutes, mostly building and compiling. ROWs (names
+# below) pick some rows.
 set -uo pipefail
 out=${1:?usage: bash bench/gpu_suite.sh OUTPUT_DIR [PYTHON [ROW ...]]}
 python=${2:-python3}
