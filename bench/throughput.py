@@ -1,7 +1,8 @@
 r"""Training throughput of one objective: sequences/s, FLOP/s, MFU, optionally vs Model Garden.
 
   python -m bench.throughput --objective=electra --size=small --batch_size=32 \
-      --seq_length=128 --precision=float32 [--jit] [--steps=20 --loops=4] [--vs_model_garden]
+      --seq_length=128 --precision=float32 [--jit] [--steps=20 --loops=4] [--vs_model_garden] \
+      [--notensor_float_32]
 
 Measures full training steps of the runner's trainer (bench/pretraining_setup.py: forward,
 backward, gradient clipping, guarded optimizer update, metrics) on repeated synthetic
