@@ -7,8 +7,9 @@ Times one draw of one id per masked position from float32 generator logits [batc
 positions, vocab] (ELECTRA-Small's by default), the two ways alternating, each with
 per-example seeds: Gumbel-max (a Gumbel noise value per vocabulary entry, then an argmax:
 how every objective sampled before) and `modeling.sampling.categorical_sample` (Gumbel-max
-over 128-id chunks' masses, then within the chosen chunk: ~368 noise values per position). Both draw from the same distribution. Prints median wall and process-CPU
-milliseconds and their ratios, then a JSON line.
+over 128-id chunks' masses, then within the chosen chunk: 367 noise values per position
+for a 30522 vocabulary). Both draw from the same distribution. Prints median wall and
+process-CPU milliseconds and their ratios, then a JSON line.
 """
 import json
 import statistics
