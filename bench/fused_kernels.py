@@ -5,7 +5,8 @@ r"""Each fused training kernel against the plain TensorFlow ops it replaces, for
       [--dtype=bfloat16] [--repeats=20]
 
 Times, at one Transformer layer's shapes (ELECTRA-Small by default), one forward and
-backward pass of: dropout on [batch, seq, hidden]; LayerNorm (float32 input, as in the
+backward pass of: the attention products (scores and combine, a float32 softmax between
+them; plain = Keras' einsums, fused = `fused_layers`' batched matmuls); dropout on [batch, seq, hidden]; LayerNorm (float32 input, as in the
 block); masked softmax + dropout on the [batch, heads, seq, seq] attention scores; bias +
 exact GELU on [batch, seq, intermediate]; and the masked-LM cross-entropy on float32
 [batch * masked_positions, vocab] logits. Plain = the ops Keras / Model Garden run
@@ -16,14 +17,15 @@ tf.nn.sparse_softmax_cross_entropy_with_logits); fused =
 --repeats, the two kinds alternating) and their ratios, then a JSON line.
 """
 import json
-import statistics
 
 from absl import app
 from absl import flags
 import tensorflow as tf
 import tf_keras
 
-from bench.step_timing import time_pass
+from bench.step_timing import describe_two
+from bench.step_timing import time_two_in_turns
+from modeling import fused_layers
 from modeling import fused_ops
 
 FLAGS = flags.FLAGS
@@ -83,7 +85,23 @@ def cases(dtype):
   def plain_bias_gelu(x, bias):
     return tf.cast(tf.nn.gelu(tf.cast(x + bias, tf.float32), approximate=False), x.dtype)
 
+  query, key, value = (
+      tf.cast(tf.random.normal([batch, seq, FLAGS.heads, FLAGS.hidden // FLAGS.heads],
+                               seed=10 + index), dtype) for index in range(3))
+
+  def attention_products(einsum_products):
+    def attend(q, k, v):
+      if einsum_products:  # Keras' equations
+        probs = tf.nn.softmax(tf.cast(tf.einsum("aecd,abcd->acbe", k, q), tf.float32))
+        return tf.einsum("acbe,aecd->abcd", tf.cast(probs, dtype), v)
+      scores, v = fused_layers.batched_attention_scores(q, k, v)
+      probs = tf.nn.softmax(tf.cast(scores, tf.float32))
+      return fused_layers.batched_attention_combine(tf.cast(probs, dtype), v)
+    return attend
+
   return {
+      "attention_products": (attention_products(True), attention_products(False), query,
+                             [query, key, value]),
       "dropout": (lambda x: tf.nn.dropout(x, RATE),
                   lambda x: fused_ops.dropout(x, RATE, seed), hidden, [hidden]),
       "layer_norm": (lambda x, g, b: norm(x),
@@ -107,22 +125,11 @@ def main(argv):
       heads=FLAGS.heads, intermediate=FLAGS.intermediate,
       masked_positions=FLAGS.masked_positions, vocab_size=FLAGS.vocab_size), kernels={})
   for name, (plain, fused, upstream, inputs) in cases(tf.as_dtype(FLAGS.dtype)).items():
-    runs = {"plain": forward_backward(plain), "fused": forward_backward(fused)}
-    times = {kind: [] for kind in runs}
-    for run in runs.values():
-      time_pass(run, [upstream] + inputs)  # tracing, XLA compilation
-    for _ in range(FLAGS.repeats):
-      for kind, run in runs.items():
-        times[kind].append(time_pass(run, [upstream] + inputs))
-    figures = {f"{kind}_{clock}_ms": statistics.median(t[i] for t in times[kind])
-               for kind in runs for i, clock in enumerate(("wall", "cpu"))}
-    figures["wall_speedup"] = figures["plain_wall_ms"] / figures["fused_wall_ms"]
-    figures["cpu_speedup"] = figures["plain_cpu_ms"] / figures["fused_cpu_ms"]
+    figures = time_two_in_turns(
+        {"plain": forward_backward(plain), "fused": forward_backward(fused)},
+        [upstream] + inputs, FLAGS.repeats)
     results["kernels"][name] = figures
-    print(f"{name:<24} plain {figures['plain_wall_ms']:7.2f} ms ({figures['plain_cpu_ms']:7.2f}"
-          f" CPU)  fused {figures['fused_wall_ms']:7.2f} ms ({figures['fused_cpu_ms']:7.2f} CPU)"
-          f"  {figures['wall_speedup']:.2f}x wall, {figures['cpu_speedup']:.2f}x CPU",
-          flush=True)
+    print(f"{name:<24} {describe_two(figures, ('plain', 'fused'))}", flush=True)
   print(json.dumps(results), flush=True)
 
 

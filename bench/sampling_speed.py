@@ -12,13 +12,13 @@ for a 30522 vocabulary). Both draw from the same distribution. Prints median wal
 process-CPU milliseconds and their ratios, then a JSON line.
 """
 import json
-import statistics
 
 from absl import app
 from absl import flags
 import tensorflow as tf
 
-from bench.step_timing import time_pass
+from bench.step_timing import describe_two
+from bench.step_timing import time_two_in_turns
 from modeling import sampling
 
 FLAGS = flags.FLAGS
@@ -41,22 +41,9 @@ def main(argv):
   seeds = sampling.example_seeds(1, 0, tf.constant(0), tf.range(FLAGS.batch_size))
   runs = {"gumbel_max": tf.function(gumbel_max_sample),
           "two_level": tf.function(sampling.categorical_sample)}
-  times = {name: [] for name in runs}
-  for run in runs.values():
-    time_pass(run, [logits, seeds])  # tracing, XLA compilation
-  for _ in range(FLAGS.repeats):
-    for name, run in runs.items():
-      times[name].append(time_pass(run, [logits, seeds]))
-  results = dict(shape=[FLAGS.batch_size, FLAGS.masked_positions, FLAGS.vocab_size])
-  for name in runs:
-    results[f"{name}_wall_ms"] = statistics.median(wall for wall, _ in times[name])
-    results[f"{name}_cpu_ms"] = statistics.median(cpu for _, cpu in times[name])
-  results["wall_speedup"] = results["gumbel_max_wall_ms"] / results["two_level_wall_ms"]
-  results["cpu_speedup"] = results["gumbel_max_cpu_ms"] / results["two_level_cpu_ms"]
-  print(f"gumbel_max {results['gumbel_max_wall_ms']:.1f} ms ({results['gumbel_max_cpu_ms']:.1f}"
-        f" CPU)  two_level {results['two_level_wall_ms']:.1f} ms "
-        f"({results['two_level_cpu_ms']:.1f} CPU)  {results['wall_speedup']:.2f}x wall, "
-        f"{results['cpu_speedup']:.2f}x CPU", flush=True)
+  results = dict(shape=[FLAGS.batch_size, FLAGS.masked_positions, FLAGS.vocab_size],
+                 **time_two_in_turns(runs, [logits, seeds], FLAGS.repeats))
+  print(describe_two(results, runs), flush=True)
   print(json.dumps(results), flush=True)
 
 

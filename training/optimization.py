@@ -1,4 +1,5 @@
-"""The optimizer: Model Garden's AdamW or LAMB with linear warm-up and linear decay.
+"""The optimizer: Model Garden's AdamW or LAMB (fused: training/fused_lamb.py) with linear
+warm-up and linear decay.
 
 Gradient clipping is not done here: the train step clips the all-reduced gradients by
 their global norm (the same on any number of replicas), then applies them.
@@ -9,6 +10,8 @@ import gin
 import tf_keras
 from official.modeling.optimization import optimizer_factory
 from official.modeling.optimization.configs import optimization_config
+
+from training.fused_lamb import FusedLAMB
 
 OPTIMIZERS = ("adamw", "lamb")
 # Substrings of variable names that get no weight decay (LayerNorm gammas/betas, biases).
@@ -65,4 +68,7 @@ def create_optimizer(total_steps: int, optimizer: str = "adamw",
         "warmup_steps": warmup_steps, "warmup_learning_rate": 0.0}}
   factory = optimizer_factory.OptimizerFactory(
       optimization_config.OptimizationConfig(params))
+  if optimizer == "lamb":
+    # Model Garden's LAMB with the same arguments, each variable's update one XLA kernel.
+    return FusedLAMB(learning_rate=factory.build_learning_rate(), **optimizer_params)
   return factory.build_optimizer(factory.build_learning_rate())

@@ -23,6 +23,7 @@ import tf_keras
 
 from modeling.losses import cross_replica_sum
 from tasks.pretraining_task import PretrainingTask
+from training.gradient_clipping import clip_by_global_norm
 from training.precision import is_loss_scaled
 
 
@@ -168,9 +169,7 @@ class PretrainingTrainer(orbit.StandardTrainer, orbit.StandardEvaluator):
     grads = [tf.zeros_like(v) if g is None else tf.convert_to_tensor(g)
              for g, v in zip(grads, self.model.trainable_variables)]
     grads = cross_replica_sum(grads)
-    grad_norm = tf.linalg.global_norm(grads)
-    if self.gradient_clip_norm > 0:
-      grads, _ = tf.clip_by_global_norm(grads, self.gradient_clip_norm, use_norm=grad_norm)
+    grads, grad_norm = clip_by_global_norm(grads, self.gradient_clip_norm)
     global_losses = cross_replica_sum(losses)
     is_good = tf.math.is_finite(global_losses["total_loss"])
     if not is_loss_scaled(self.optimizer):  # a LossScaleOptimizer skips overflows itself

@@ -149,3 +149,26 @@ def test_encoders_build_fused_blocks_unless_gin_says_otherwise():
   plain.set_weights(fused.get_weights())
   np.testing.assert_allclose(plain(inputs, training=False)["sequence_output"],
                              fused(inputs, training=False)["sequence_output"], atol=1e-6)
+
+
+def test_attention_over_two_axes_takes_the_keras_path_and_matches_it():
+  # attention_axes=(1, 2) on [batch, x, y, features]: Keras' softmax normalises over both
+  # key axes, which the fused last-axis softmax would not.
+  kwargs = dict(num_heads=2, key_dim=4, attention_axes=(1, 2))
+  inputs = tf.random.normal([2, 3, 4, 8], seed=3)
+  plain = tf_keras.layers.MultiHeadAttention(**kwargs)
+  fused = fused_layers.FusedMultiHeadAttention(**kwargs)
+  plain(inputs, inputs)
+  fused(inputs, inputs)
+  fused.set_weights(plain.get_weights())
+  results = []
+  for layer in (plain, fused):
+    with tf.GradientTape() as tape, mock.patch.object(
+        fused_ops, "masked_softmax_dropout", side_effect=AssertionError("fused")):
+      tape.watch(inputs)
+      output = layer(inputs, inputs, training=True)
+      loss = tf.reduce_sum(output * tf.sin(output))
+    results.append((output, tape.gradient(loss, [inputs] + layer.trainable_weights)))
+  np.testing.assert_allclose(results[1][0], results[0][0], atol=1e-5)
+  for got, want in zip(results[1][1], results[0][1]):
+    np.testing.assert_allclose(got, want, atol=1e-4)

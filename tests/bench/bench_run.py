@@ -1,0 +1,26 @@
+"""Runs a benchmark module as users do (a subprocess from the repository root)."""
+import json
+import os
+import subprocess
+import sys
+from typing import List
+
+REPO_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+
+def bench_output_lines(module: str, flags: List[str]) -> List[str]:
+  """stdout lines of `python -m <module> <flags>`; fails the test on a non-zero exit.
+
+  The hang guard is 600 s: a tiny run takes well under a minute alone, but 120 s tripped
+  on a slow, shared machine during the full suite.
+  """
+  completed = subprocess.run([sys.executable, "-m", module] + flags, cwd=REPO_ROOT,
+                             capture_output=True, text=True, timeout=600,
+                             env=dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2"), check=False)
+  assert completed.returncode == 0, completed.stderr[-3000:]
+  return completed.stdout.strip().splitlines()
+
+
+def bench_json(module: str, flags: List[str]) -> dict:
+  """The JSON object a benchmark prints as its last line."""
+  return json.loads(bench_output_lines(module, flags)[-1])
