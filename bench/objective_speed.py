@@ -14,8 +14,12 @@ steps / loops steps (bench/step_timing.py), so that background load hits them al
 Reported per objective: the median sequences/s, its speed relative to ELECTRA (the median
 over rounds of ELECTRA's wall time / the objective's in the same round: paired, so slow
 rounds cancel), the process CPU time per sequence and its ratio (far less sensitive to other
-processes on a shared machine than wall time), and bench/flops.py's executed training
-FLOPs per sequence with the FLOP/s achieved. Ends with one JSON line of every figure.
+processes on a shared machine than wall time), bench/flops.py's executed training FLOPs per
+sequence with the FLOP/s achieved, and model FLOPs utilisation against the matmul roofline
+measured after the timed rounds (bench/roofline.py at the encoder's matmul shapes, which all
+objectives share at one size; those of ELECTRA's config, or of the first objective without
+it): "mfu" against the policy's dtype, "mfu_vs_bfloat16_roofline" against bfloat16. Ends
+with one JSON line of every figure.
 Not run in CI.
 """
 import json
@@ -28,6 +32,7 @@ import tensorflow as tf
 
 from bench import flops
 from bench import pretraining_setup
+from bench import roofline
 from bench import step_timing
 from training import precision as precision_lib
 
@@ -48,12 +53,12 @@ BASELINE = "electra"
 def main(argv):
   del argv
   steps_per_round = max(1, FLAGS.steps // FLAGS.loops)
-  run_steps, params, executed_flops = {}, {}, {}
+  run_steps, params, executed_flops, tasks = {}, {}, {}, {}
   # Every build seeds TensorFlow, which clears its kernel cache: a trainer warmed up before
   # the next build would set itself up again in its first timed round. So all builds first.
   for objective in FLAGS.objectives:
-    task = pretraining_setup.build_task(objective, FLAGS.size, FLAGS.batch_size,
-                                        FLAGS.seq_length, FLAGS.gin_param)
+    task = tasks[objective] = pretraining_setup.build_task(
+        objective, FLAGS.size, FLAGS.batch_size, FLAGS.seq_length, FLAGS.gin_param)
     executed_flops[objective] = flops.step_totals(flops.objective_terms(task),
                                                   1)["executed_train"]
     trainer, model, _ = pretraining_setup.build_trainer(task, FLAGS.precision, FLAGS.jit)
@@ -71,6 +76,10 @@ def main(argv):
         for o, t in times.items()), flush=True)
 
   times = step_timing.time_in_turns(run_steps, steps_per_round, FLAGS.loops, report)
+  shapes_task = tasks.get(BASELINE, tasks[FLAGS.objectives[0]])
+  rooflines, per_shape = roofline.measure_roofline(roofline.model_matmul_shapes(shapes_task),
+                                                   roofline.dtypes_for(FLAGS.precision))
+  policy_dtype = roofline.POLICY_DTYPE[FLAGS.precision]
 
   sequences = FLAGS.batch_size * steps_per_round
   print(f"\nbatch {FLAGS.batch_size}, seq {FLAGS.seq_length}, size {FLAGS.size}, "
@@ -78,7 +87,7 @@ def main(argv):
         f"{steps_per_round} steps; {step_timing.machine_description()}")
   print(f"{'objective':<18}{'params':>9}{'seq/s':>8}{'vs ' + BASELINE:>12}"
         f"{'cpu-ms/seq':>12}{'vs ' + BASELINE:>12}{'GFLOP/seq':>11}{'GFLOP/s':>9}"
-        "  wall ratio per round")
+        f"{'MFU':>7}  wall ratio per round")
   results = {}
   for objective, objective_times in times.items():
     throughput = statistics.median(sequences / s for s in objective_times.wall)
@@ -86,6 +95,8 @@ def main(argv):
                cpu_seconds_per_sequence=statistics.median(objective_times.cpu) / sequences,
                executed_train_flops_per_sequence=executed_flops[objective],
                achieved_flops_per_second=executed_flops[objective] * throughput)
+    row.update(roofline.utilisation(row["achieved_flops_per_second"], rooflines,
+                                    FLAGS.precision))
     ratio, cpu_ratio, per_round = "-", "-", ""
     if BASELINE in times:
       row["speed_vs_electra"] = step_timing.paired_ratio(times[BASELINE].wall,
@@ -99,11 +110,15 @@ def main(argv):
     print(f"{objective:<18}{params[objective] / 1e6:>8.1f}M{throughput:>8.1f}{ratio:>12}"
           f"{1000 * row['cpu_seconds_per_sequence']:>12.0f}{cpu_ratio:>12}"
           f"{executed_flops[objective] / 1e9:>11.2f}{row['achieved_flops_per_second'] / 1e9:>9.1f}"
-          f"  {per_round}")
+          f"{100 * row['mfu']:>6.1f}%  {per_round}")
+  print(f"MFU against the {policy_dtype} matmul roofline, " + ", ".join(
+      f"{dtype} {gflops:.1f}" for dtype, gflops in rooflines.items()) + " GFLOP/s")
   print(json.dumps(dict(objectives=results, size=FLAGS.size, batch_size=FLAGS.batch_size,
                         seq_length=FLAGS.seq_length, precision=FLAGS.precision,
                         jit=FLAGS.jit, rounds=FLAGS.loops, steps_per_round=steps_per_round,
                         gin_params=list(FLAGS.gin_param),
+                        roofline_gflops_per_second=rooflines,
+                        roofline_gflops_per_second_by_shape=per_shape,
                         machine=step_timing.machine_description())))
 
 

@@ -44,7 +44,7 @@ def define_objectives_flag():
   """--objectives: a comma-separated list of OBJECTIVES, checked when flags are parsed."""
   flags.DEFINE_list("objectives", list(OBJECTIVES), "Objectives to compare.")
   flags.register_validator(
-      "objectives", lambda names: set(names) <= set(OBJECTIVES),
+      "objectives", lambda names: bool(names) and set(names) <= set(OBJECTIVES),
       message=f"--objectives must name some of {', '.join(OBJECTIVES)}")
 
 

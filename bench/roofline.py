@@ -14,6 +14,11 @@ from typing import Dict, List, Sequence, Tuple
 import tensorflow as tf
 
 DTYPES = {"float32": tf.float32, "bfloat16": tf.bfloat16, "float16": tf.float16}
+# The dtype a precision policy runs its matmuls in.
+POLICY_DTYPE = {"float32": "float32", "mixed_bfloat16": "bfloat16",
+                "mixed_float16": "float16"}
+# Always measured: MFU is reported against the policy's own dtype and against bfloat16.
+REPORTED_DTYPES = ("float32", "bfloat16")
 # A timed call should last at least this long, so launch overhead does not count.
 _MIN_CALL_SECONDS = 0.05
 
@@ -87,3 +92,23 @@ def measure_roofline(shapes: Sequence[MatmulShape], dtypes: Sequence[str]
   per_shape = {dtype: {shape.name: matmul_gflops(shape, dtype) for shape in shapes}
                for dtype in dtypes}
   return {dtype: max(values.values()) for dtype, values in per_shape.items()}, per_shape
+
+
+def dtypes_for(precision: str) -> Tuple[str, ...]:
+  """The dtypes to measure for a run in `precision`: REPORTED_DTYPES and the policy's."""
+  dtype = POLICY_DTYPE[precision]
+  return REPORTED_DTYPES + ((dtype,) if dtype not in REPORTED_DTYPES else ())
+
+
+def utilisation(achieved_flops_per_second: float, rooflines: Dict[str, float],
+                precision: str) -> Dict[str, float]:
+  """Model FLOPs utilisation against the policy's dtype ("mfu") and bfloat16's roofline.
+
+  Args:
+    achieved_flops_per_second: executed training FLOPs / step time.
+    rooflines: dtype -> GFLOP/s, as measure_roofline returns it.
+    precision: the run's policy, a key of POLICY_DTYPE.
+  """
+  return dict(
+      mfu=achieved_flops_per_second / (rooflines[POLICY_DTYPE[precision]] * 1e9),
+      mfu_vs_bfloat16_roofline=achieved_flops_per_second / (rooflines["bfloat16"] * 1e9))

@@ -70,9 +70,6 @@ flags.DEFINE_bool("vs_unfused", False, "Also time our trainer built without the 
                   "kernels (make_transformer_block.fused_kernels=False), in the same turns.")
 
 OURS, MODEL_GARDEN, UNFUSED = "ours", "model_garden", "unfused"
-ROOFLINE_DTYPES = ("float32", "bfloat16")
-POLICY_DTYPE = {"float32": "float32", "mixed_bfloat16": "bfloat16",
-                "mixed_float16": "float16"}
 
 
 def build_and_warm_up(build, steps):
@@ -171,7 +168,7 @@ def main(argv):
 
   times = step_timing.time_in_turns(run_steps, steps_per_loop, FLAGS.loops, report)
   rooflines, per_shape = roofline.measure_roofline(roofline.model_matmul_shapes(task),
-                                                   _roofline_dtypes())
+                                                   roofline.dtypes_for(FLAGS.precision))
 
   results = dict(
       objective=FLAGS.objective, size=FLAGS.size, batch_size=FLAGS.batch_size,
@@ -190,9 +187,8 @@ def main(argv):
                              steps_per_loop, flop_totals["executed_train"]))
     results[f"{name}_peak_memory_bytes"] = peaks[name]
     results[f"{name}_parameters"] = trainers[name].model.count_params()
-  achieved = results[f"{OURS}_achieved_flops_per_second"]
-  results["mfu"] = achieved / (rooflines[POLICY_DTYPE[FLAGS.precision]] * 1e9)
-  results["mfu_vs_bfloat16_roofline"] = achieved / (rooflines["bfloat16"] * 1e9)
+  results.update(roofline.utilisation(results[f"{OURS}_achieved_flops_per_second"],
+                                      rooflines, FLAGS.precision))
   for baseline in (MODEL_GARDEN, UNFUSED):
     if baseline in times:
       results[f"ratio_vs_{baseline}"] = step_timing.paired_ratio(
@@ -204,11 +200,6 @@ def main(argv):
   print(json.dumps(results), flush=True)
   if FLAGS.vs_model_garden:
     print(f"ratio_vs_model_garden={results['ratio_vs_model_garden']:.3f}", flush=True)
-
-
-def _roofline_dtypes():
-  dtype = POLICY_DTYPE[FLAGS.precision]
-  return ROOFLINE_DTYPES + ((dtype,) if dtype not in ROOFLINE_DTYPES else ())
 
 
 def print_summary(results, names):
@@ -230,7 +221,7 @@ def print_summary(results, names):
   print("matmul roofline: " + ", ".join(
       f"{dtype} {gflops:.1f} GFLOP/s" for dtype, gflops in
       results["roofline_gflops_per_second"].items()))
-  dtype = POLICY_DTYPE[results["precision"]]
+  dtype = roofline.POLICY_DTYPE[results["precision"]]
   print(f"MFU {100 * results['mfu']:.1f}% of the {dtype} roofline" + (
       "" if dtype == "bfloat16" else
       f", {100 * results['mfu_vs_bfloat16_roofline']:.1f}% of the bfloat16 one"))
