@@ -6,6 +6,9 @@ import sys
 from typing import List
 
 REPO_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+# Gin bindings that shrink a paper config to a one-layer tiny model with a 64-id vocabulary.
+TINY_ONE_LAYER = ["encoder_config.size = 'tiny'", "encoder_config.vocab_size = 64",
+                  "encoder_config.overrides = {'num_layers': 1}"]
 
 
 def bench_output_lines(module: str, flags: List[str]) -> List[str]:

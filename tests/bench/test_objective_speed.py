@@ -3,14 +3,13 @@ import pytest
 
 from bench import flops
 from bench import pretraining_setup
-from tests.bench.bench_run import bench_json
+from tests.bench import bench_run
 
-TINY = ["encoder_config.size = 'tiny'", "encoder_config.vocab_size = 64",
-        "encoder_config.overrides = {'num_layers': 1}"]
+TINY = bench_run.TINY_ONE_LAYER
 
 
 def test_reports_speed_flops_and_mfu_relative_to_electra():
-  figures = bench_json("bench.objective_speed", [
+  figures = bench_run.bench_json("bench.objective_speed", [
       "--objectives=bert,electra", "--batch_size=4", "--seq_length=16", "--steps=2",
       "--loops=1", "--precision=float32"] + [f"--gin_param={param}" for param in TINY])
   rows = figures["objectives"]

@@ -1,8 +1,5 @@
 """The throughput harness runs end to end on a tiny ELECTRA, beside Model Garden's."""
 import json
-import os
-import subprocess
-import sys
 
 from absl import app
 import pytest
@@ -10,22 +7,16 @@ import pytest
 from bench import flops
 from bench import pretraining_setup
 from bench import throughput
+from tests.bench import bench_run
 
-REPO_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-TINY = ["encoder_config.size = 'tiny'", "encoder_config.vocab_size = 64",
-        "encoder_config.overrides = {'num_layers': 1}"]
+TINY = bench_run.TINY_ONE_LAYER
 
 
 def test_harness_reports_every_figure_and_the_baseline_ratios():
-  command = [sys.executable, "-m", "bench.throughput", "--objective=electra", "--size=small",
-             "--batch_size=4", "--seq_length=16", "--steps=2", "--loops=1",
-             "--precision=mixed_bfloat16", "--vs_model_garden", "--vs_unfused"] + [
-                 f"--gin_param={param}" for param in TINY]
-  completed = subprocess.run(command, cwd=REPO_ROOT, capture_output=True, text=True,
-                             timeout=600, env=dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2"),
-                             check=False)
-  assert completed.returncode == 0, completed.stderr[-3000:]
-  lines = completed.stdout.strip().splitlines()
+  lines = bench_run.bench_output_lines("bench.throughput", [
+      "--objective=electra", "--size=small", "--batch_size=4", "--seq_length=16", "--steps=2",
+      "--loops=1", "--precision=mixed_bfloat16", "--vs_model_garden", "--vs_unfused"] + [
+          f"--gin_param={param}" for param in TINY])
   results = json.loads(lines[-2])
   ratio = results["ratio_vs_model_garden"]
   assert lines[-1] == f"ratio_vs_model_garden={ratio:.3f}" and ratio > 0
