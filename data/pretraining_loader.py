@@ -52,7 +52,11 @@ def list_record_files(file_pattern: Union[str, Sequence[str]]) -> List[str]:
   for pattern in (p.strip() for p in patterns if p.strip()):
     matches = tf.io.gfile.glob(pattern)
     if not matches:
-      raise ValueError(f"Pretraining data pattern {pattern!r} matches no file.")
+      raise ValueError(
+          f"Pretraining data pattern {pattern!r} matches no file (relative paths are read "
+          f"from {os.getcwd()}). Write the records with python -m "
+          f"data.create_pretraining_data, or for the bundled sample corpus with bash "
+          f"data/sample/make_sample_records.sh.")
     files.update(matches)
   if not files:
     raise ValueError(f"No pretraining data file pattern given: {file_pattern!r}.")

@@ -51,8 +51,11 @@ def test_eval_reads_every_example_once_and_input_contexts_split_them(static_reco
 
 def test_missing_files_and_wrong_lengths_are_clear_errors(static_records, tmp_path):
   output_dir, _ = static_records
-  with pytest.raises(ValueError, match="nothing-here"):
+  with pytest.raises(ValueError, match="nothing-here") as missing:
     pretraining_loader.pretraining_dataset(str(tmp_path / "nothing-here*"), 8, 64, 10)
+  # ...and says how to make the records.
+  assert "data.create_pretraining_data" in str(missing.value)
+  assert "make_sample_records.sh" in str(missing.value)
   with pytest.raises(ValueError, match="seq_length=128"):
     pretraining_loader.pretraining_dataset(shard_files.shard_glob(str(output_dir)), 8, 128, 10)
   with pytest.raises(ValueError, match="max_predictions_per_seq=20"):
