@@ -1,4 +1,4 @@
-r"""One layer's dense matmuls, forward and both gradients, on oneDNN and under XLA.
+r"""One layer's dense matmuls, forward and both gradients, plain and under XLA.
 
   python -m bench.matmul_speed [--tokens=4096] [--hidden=256] [--intermediate=1024] \
       [--dtype=bfloat16] [--repeats=15] [--calls=10]
@@ -8,8 +8,8 @@ For the feed-forward input matmul x [tokens, hidden] x W [hidden, intermediate] 
 attention projection x [tokens, hidden] x W [hidden, hidden] (ELECTRA-Small at batch 32,
 seq 128 by default), times the forward product and the two gradient products of the
 backward pass (dx = dy W^T and dW = x^T dy, one call) through TensorFlow's own kernels
-(`tf.function`: oneDNN on CPU) and through XLA (`jit_compile=True`, which XLA_FLAGS
-configures), the two alternating. A timed sample is --calls calls in a row with the last
+("plain": `tf.function`, oneDNN on CPU) and through XLA ("xla": `jit_compile=True`, which
+XLA_FLAGS configures), the two alternating. A timed sample is --calls calls in a row with the last
 result read back, so the copy to host is paid once. Prints milliseconds and GFLOP/s per call
 (medians over --repeats samples), then a JSON line.
 
@@ -33,7 +33,7 @@ flags.DEFINE_enum("dtype", "bfloat16", ["bfloat16", "float32"], "Operand dtype."
 flags.DEFINE_integer("repeats", 15, "Timed samples per pass and backend.")
 flags.DEFINE_integer("calls", 10, "Calls per timed sample.")
 
-BACKENDS = ("onednn", "xla")
+BACKENDS = ("plain", "xla")  # plain: TensorFlow's own kernels (oneDNN on CPU)
 
 
 def forward(x, weights, upstream):
@@ -76,7 +76,7 @@ def time_shape(m: int, k: int, n: int, dtype: tf.DType) -> Dict[str, Dict[str, f
   args = [normal(m, k), normal(k, n), normal(m, n)]
   figures = {}
   for name, (fn, products) in PASSES.items():
-    runs = {"onednn": tf.function(fn), "xla": tf.function(fn, jit_compile=True)}
+    runs = {"plain": tf.function(fn), "xla": tf.function(fn, jit_compile=True)}
     for run in runs.values():
       milliseconds_per_call(run, args, 2)  # tracing, compilation, one warm call
     times = {backend: [] for backend in runs}
