@@ -9,21 +9,23 @@ attention projection x [tokens, hidden] x W [hidden, hidden] (ELECTRA-Small at b
 seq 128 by default), times the forward product and the two gradient products of the
 backward pass (dx = dy W^T and dW = x^T dy, one call) through TensorFlow's own kernels
 ("plain": `tf.function`, oneDNN on CPU) and through XLA ("xla": `jit_compile=True`, which
-XLA_FLAGS configures), the two alternating. A timed sample is --calls calls in a row with the last
-result read back, so the copy to host is paid once. Prints milliseconds and GFLOP/s per call
-(medians over --repeats samples), then a JSON line.
+XLA_FLAGS configures), the two alternating (bench/step_timing.py). A timed pass is --calls
+calls in a row with the last result read back, so the copy to host is paid once. Prints wall
+milliseconds and GFLOP/s per call (medians over --repeats passes), then a JSON line with
+CPU times and the plain/XLA speedups too.
 
 What it answers: how fast the step's matmuls can run at best, alone on the machine (the
 floor under a training step's time), and whether compiling them with XLA would keep that
 speed. BUILD.md, "What the two goals would take on the AMD VM", uses its figures.
 """
 import json
-import time
 from typing import Dict, Tuple
 
 from absl import app
 from absl import flags
 import tensorflow as tf
+
+from bench.step_timing import time_two_in_turns
 
 FLAGS = flags.FLAGS
 flags.DEFINE_integer("tokens", 4096, "Rows of the activations (batch x sequence length).")
@@ -61,34 +63,18 @@ def gflops_per_second(flops: int, milliseconds: float) -> float:
   return flops / milliseconds / 1e6
 
 
-def milliseconds_per_call(run, args, calls: int) -> float:
-  """Wall ms per call of `run(*args)` over `calls` calls, the last result read back."""
-  start = time.perf_counter()
-  for _ in range(calls):
-    result = run(*args)
-  tf.nest.map_structure(lambda t: t.numpy(), result)
-  return 1e3 * (time.perf_counter() - start) / calls
-
-
 def time_shape(m: int, k: int, n: int, dtype: tf.DType) -> Dict[str, Dict[str, float]]:
-  """pass -> {<backend>_ms, <backend>_gflops_per_second, flops} for one (m, k, n)."""
+  """pass -> time_two_in_turns' figures for the backends, their GFLOP/s and the FLOPs."""
   normal = lambda *shape: tf.cast(tf.random.normal(shape, seed=len(shape) + shape[0]), dtype)
   args = [normal(m, k), normal(k, n), normal(m, n)]
   figures = {}
   for name, (fn, products) in PASSES.items():
-    runs = {"plain": tf.function(fn), "xla": tf.function(fn, jit_compile=True)}
-    for run in runs.values():
-      milliseconds_per_call(run, args, 2)  # tracing, compilation, one warm call
-    times = {backend: [] for backend in runs}
-    for _ in range(FLAGS.repeats):
-      for backend, run in runs.items():
-        times[backend].append(milliseconds_per_call(run, args, FLAGS.calls))
-    flops = 2 * m * k * n * products
-    figures[name] = dict(flops=flops)
-    for backend, values in times.items():
-      milliseconds = sorted(values)[len(values) // 2]
-      figures[name][f"{backend}_ms"] = milliseconds
-      figures[name][f"{backend}_gflops_per_second"] = gflops_per_second(flops, milliseconds)
+    runs = dict(zip(BACKENDS, (tf.function(fn), tf.function(fn, jit_compile=True))))
+    row = figures[name] = time_two_in_turns(runs, args, FLAGS.repeats, FLAGS.calls)
+    row["flops"] = 2 * m * k * n * products
+    for backend in BACKENDS:
+      row[f"{backend}_gflops_per_second"] = gflops_per_second(row["flops"],
+                                                              row[f"{backend}_wall_ms"])
   return figures
 
 
@@ -102,7 +88,7 @@ def main(argv):
     results["shapes"][name] = dict(m=m, k=k, n=n, **figures)
     for pass_name, row in figures.items():
       print(f"{name:<21} [{m}, {k}] x [{k}, {n}] {pass_name:<8} " + "  ".join(
-          f"{backend} {row[f'{backend}_ms']:.2f} ms "
+          f"{backend} {row[f'{backend}_wall_ms']:.2f} ms "
           f"({row[f'{backend}_gflops_per_second']:.0f} GFLOP/s)" for backend in BACKENDS),
             flush=True)
   print(json.dumps(results), flush=True)

@@ -15,20 +15,28 @@ from typing import Callable, Dict, List
 import tensorflow as tf
 
 
-def time_pass(run, args):
-  """(wall ms, CPU ms) of one call of `run(*args)`, its results read back."""
+def time_pass(run, args, calls: int = 1):
+  """(wall ms, CPU ms) per call of `run(*args)` over `calls` calls in a row.
+
+  Only the last call's results are read back, so a copy to the host is paid once.
+  """
   start, cpu_start = time.perf_counter(), time.process_time()
-  tf.nest.map_structure(lambda t: None if t is None else t.numpy(), run(*args))
-  return 1e3 * (time.perf_counter() - start), 1e3 * (time.process_time() - cpu_start)
+  for _ in range(calls):
+    results = run(*args)
+  tf.nest.map_structure(lambda t: None if t is None else t.numpy(), results)
+  return (1e3 * (time.perf_counter() - start) / calls,
+          1e3 * (time.process_time() - cpu_start) / calls)
 
 
-def time_two_in_turns(runs: Dict[str, Callable], args, repeats: int) -> Dict[str, float]:
-  """Times two functions on the same arguments, alternating, after an untimed call of each.
+def time_two_in_turns(runs: Dict[str, Callable], args, repeats: int,
+                      calls: int = 1) -> Dict[str, float]:
+  """Times two functions on the same arguments, alternating, after an untimed pass of each.
 
   Args:
     runs: {name: function}, two entries; the first is the baseline.
     args: the positional arguments of both.
-    repeats: timed calls of each.
+    repeats: timed passes of each.
+    calls: calls per pass (`time_pass`); the times are per call.
 
   Returns:
     `<name>_wall_ms` and `<name>_cpu_ms` (medians) for both, and `wall_speedup` /
@@ -36,10 +44,10 @@ def time_two_in_turns(runs: Dict[str, Callable], args, repeats: int) -> Dict[str
   """
   times = {name: [] for name in runs}
   for run in runs.values():
-    time_pass(run, args)  # tracing, XLA compilation
+    time_pass(run, args, calls)  # tracing, XLA compilation
   for _ in range(repeats):
     for name, run in runs.items():
-      times[name].append(time_pass(run, args))
+      times[name].append(time_pass(run, args, calls))
   figures = {f"{name}_{clock}_ms": statistics.median(t[i] for t in times[name])
              for name in runs for i, clock in enumerate(("wall", "cpu"))}
   first, second = runs
