@@ -1,59 +1,174 @@
-r"""Learns a WordPiece vocab from a text corpus with tensorflow-text's vocab builder.
+r"""Learns a WordPiece vocab from a text corpus with HuggingFace `tokenizers`' trainer.
 
   python -m data.build_vocab --input_files='corpus/*.txt' --vocab_size=30522 \
-      --output=vocab.txt [--lower_case] [--min_token_count=10]
+      --output=vocab.txt [--nolower_case] [--min_frequency=2]
+
+The learner is `tokenizers.trainers.WordPieceTrainer` (Rust, multi-threaded), set up to see the
+text as this library's tokenizer will (data.tokenization): `BertNormalizer` (control characters
+dropped, CJK characters split, lower-casing and accent stripping as the flags say) and
+`BertPreTokenizer` (split on whitespace and punctuation, as FastBertTokenizer does).
 
 The vocab starts with [PAD] [UNK] [CLS] [SEP] [MASK] (ids 0-4, BERT's order), then the
-learned word pieces ("##" marks a piece that continues a word). Text is normalised as the
-tokenizer will normalise it (data.tokenization), and read with the same bad-input rules as
-the preprocessing job (invalid UTF-8 / overlong lines and binary / empty files skipped).
---vocab_size is a target: a small corpus may give fewer tokens (or a few % more).
+single characters and their "##" continuations, then the learned pieces in the order they
+were learned ("##" marks a piece that continues a word). Input is read with the same
+bad-input rules as the preprocessing job: empty and binary files are skipped, and so are
+lines that are not valid UTF-8 or are longer than --max_line_bytes.
+--vocab_size is a ceiling: a small corpus may give fewer tokens.
 """
-from typing import List, Optional, Sequence, Union
+import time
+from typing import Iterator, List, Optional, Sequence, Tuple, Union
 
 from absl import app
 from absl import flags
 from absl import logging
 import tensorflow as tf
-from tensorflow_text.tools.wordpiece_vocab import bert_vocab_from_dataset
+from tokenizers import Tokenizer
+from tokenizers import models
+from tokenizers import normalizers
+from tokenizers import pre_tokenizers
+from tokenizers import trainers
 
 from data import text_reading
 from data import tokenization
 
-_LINES_PER_BATCH = 1024
+# Bytes read (and handed to the trainer as one text) at a time, cut at a line end: small
+# enough that the trainer spreads the texts over its threads (64 KiB measured fastest).
+_BLOCK_BYTES = 64 * 1024
+_PROGRESS_SECONDS = 10.0
+
+
+def _usable_lines(block: bytes, max_line_bytes: int) -> Tuple[str, int]:
+  """The block's text without invalid-UTF-8 and overlong lines, and how many were dropped."""
+  lines = block.split(b"\n")
+  if max(map(len, lines)) <= max_line_bytes:
+    try:
+      return block.decode("utf-8"), 0
+    except UnicodeDecodeError:
+      pass
+  kept = []
+  for line in lines:
+    if len(line) > max_line_bytes:
+      continue
+    try:
+      kept.append(line.decode("utf-8"))
+    except UnicodeDecodeError:
+      continue
+  return "\n".join(kept), len(lines) - len(kept)
+
+
+def iter_text_blocks(files: Sequence[str],
+                     max_line_bytes: int = text_reading.DEFAULT_MAX_LINE_BYTES,
+                     block_bytes: int = _BLOCK_BYTES) -> Iterator[Tuple[str, int]]:
+  """Reads files in blocks of whole lines, dropping bad lines.
+
+  Args:
+    files: usable text files (see text_reading.plan_chunks).
+    max_line_bytes: longer lines are dropped.
+    block_bytes: about this many bytes per block.
+
+  Yields:
+    (text, bytes): a block's usable text (lines joined by "\\n") and the bytes it covered.
+  """
+  dropped = 0
+  for path in files:
+    with tf.io.gfile.GFile(path, "rb") as f:
+      pending = b""
+      while True:
+        data = f.read(block_bytes)
+        if not data:
+          break
+        data = pending + data
+        cut = data.rfind(b"\n") + 1
+        if cut == 0:  # No line end in the whole block yet: keep reading.
+          pending = data
+          continue
+        pending = data[cut:]
+        text, bad = _usable_lines(data[:cut - 1], max_line_bytes)
+        dropped += bad
+        yield text, cut
+      if pending:
+        text, bad = _usable_lines(pending, max_line_bytes)
+        dropped += bad
+        yield text, len(pending)
+  if dropped:
+    logging.warning("Skipped %d lines that were not valid UTF-8 or longer than %d bytes.",
+                    dropped, max_line_bytes)
+
+
+def _with_progress(blocks: Iterator[Tuple[str, int]], total_bytes: int) -> Iterator[str]:
+  """Yields the blocks' texts, logging bytes read, rate and ETA every few seconds."""
+  start = last = time.time()
+  done = 0
+  for text, size in blocks:
+    yield text
+    done += size
+    now = time.time()
+    if now - last >= _PROGRESS_SECONDS and done < total_bytes:
+      last = now
+      rate = done / (now - start)
+      logging.info("build_vocab: counted %.1f of %.1f MB (%.0f%%), %.1f MB/s, ETA %.0f s "
+                   "(then learning the pieces)", done / 1e6, total_bytes / 1e6,
+                   100.0 * done / total_bytes, rate / 1e6, (total_bytes - done) / rate)
+
+
+def wordpiece_tokenizer(lower_case: bool, strip_accents: bool) -> Tokenizer:
+  """An untrained `tokenizers` WordPiece model that normalises and splits like ours."""
+  tokenizer = Tokenizer(models.WordPiece(unk_token=tokenization.UNK_TOKEN))
+  tokenizer.normalizer = normalizers.BertNormalizer(
+      clean_text=True, handle_chinese_chars=True, strip_accents=strip_accents,
+      lowercase=lower_case)
+  tokenizer.pre_tokenizer = pre_tokenizers.BertPreTokenizer()
+  return tokenizer
+
+
+def wordpiece_trainer(vocab_size: int, min_frequency: int,
+                      show_progress: bool = False) -> trainers.WordPieceTrainer:
+  """The trainer: our special tokens first (ids 0-4), "##" continuation pieces."""
+  return trainers.WordPieceTrainer(
+      vocab_size=vocab_size, min_frequency=min_frequency,
+      special_tokens=list(tokenization.SPECIAL_TOKENS),
+      continuing_subword_prefix=tokenization.WORD_CONTINUATION_PREFIX,
+      show_progress=show_progress)
 
 
 def build_vocab(input_files: Union[str, Sequence[str]], vocab_size: int,
-                lower_case: bool = True, strip_accents: Optional[bool] = None,
-                min_token_count: int = 10) -> List[str]:
+                lower_case: bool = tokenization.DEFAULT_LOWER_CASE,
+                strip_accents: Optional[bool] = None, min_frequency: int = 2,
+                max_line_bytes: int = text_reading.DEFAULT_MAX_LINE_BYTES) -> List[str]:
   """Learns a WordPiece vocab.
 
   Args:
     input_files: comma-separated globs, or a list of globs; each must match a file.
-    vocab_size: target size, special tokens included; the learner lands near it (within a
-      few % on big corpora; a small corpus may give fewer, or some more).
+    vocab_size: the most tokens to learn, special tokens included.
     lower_case: lower-case the text (use the same setting when tokenising).
     strip_accents: strip accents; None follows lower_case.
-    min_token_count: lowest word count the learner considers (tensorflow-text's
-      `lower_thresh`); lower it for a small corpus.
+    min_frequency: a pair of pieces seen fewer times is never merged.
+    max_line_bytes: longer lines are skipped.
 
   Returns:
-    The vocab, special tokens first.
+    The vocab in id order: [PAD] [UNK] [CLS] [SEP] [MASK], characters, learned pieces.
+
+  Raises:
+    ValueError: a pattern matches nothing, or no file holds usable text.
   """
   strip_accents = lower_case if strip_accents is None else strip_accents
   files = text_reading.list_input_files(input_files)  # Fails early, naming the pattern.
-  lines = tf.data.Dataset.from_generator(
-      lambda: text_reading.iter_corpus_lines(files),
-      output_signature=tf.TensorSpec([], tf.string))
-  texts = lines.batch(_LINES_PER_BATCH).map(
-      lambda batch: tokenization.normalize_texts(batch, lower_case, strip_accents))
-  vocab = bert_vocab_from_dataset.bert_vocab_from_dataset(
-      texts, vocab_size=vocab_size, reserved_tokens=list(tokenization.SPECIAL_TOKENS),
-      bert_tokenizer_params={"lower_case": False},
-      learn_params={"lower_thresh": min_token_count})
-  if len(vocab) != vocab_size:
-    logging.warning("The learner returned %d tokens for --vocab_size=%d.", len(vocab),
-                    vocab_size)
+  chunks, skipped = text_reading.plan_chunks(files)
+  for entry in skipped:
+    logging.warning("Skipped %s (%s).", entry["path"], entry["reason"])
+  usable = sorted({chunk.path for chunk in chunks})
+  if not usable:
+    raise ValueError(f"No usable text in {', '.join(files)}.")
+  total_bytes = sum(chunk.end - chunk.start for chunk in chunks)
+  tokenizer = wordpiece_tokenizer(lower_case, strip_accents)
+  start = time.time()
+  tokenizer.train_from_iterator(
+      _with_progress(iter_text_blocks(usable, max_line_bytes), total_bytes),
+      trainer=wordpiece_trainer(vocab_size, min_frequency))
+  token_to_id = tokenizer.get_vocab()
+  vocab = sorted(token_to_id, key=token_to_id.get)
+  logging.info("build_vocab: %d tokens from %.1f MB in %.1f s.", len(vocab), total_bytes / 1e6,
+               time.time() - start)
   return vocab
 
 
@@ -68,12 +183,15 @@ FLAGS = flags.FLAGS
 
 def define_flags():
   flags.DEFINE_string("input_files", None, "Comma-separated globs of input text files.")
-  flags.DEFINE_integer("vocab_size", 30522, "Target vocab size, special tokens included.")
+  flags.DEFINE_integer("vocab_size", 30522, "Most tokens to learn, special tokens included.")
   flags.DEFINE_string("output", None, "Vocab file to write.")
-  flags.DEFINE_bool("lower_case", False, "Lower-case the text.")
+  flags.DEFINE_bool("lower_case", tokenization.DEFAULT_LOWER_CASE,
+                    "Lower-case the text (--nolower_case for a cased vocab).")
   flags.DEFINE_bool("strip_accents", None, "Strip accents (default: same as --lower_case).")
-  flags.DEFINE_integer("min_token_count", 10,
-                       "Lowest word count the learner considers; lower it for small corpora.")
+  flags.DEFINE_integer("min_frequency", 2,
+                       "A pair of pieces seen fewer times is never merged.")
+  flags.DEFINE_integer("max_line_bytes", text_reading.DEFAULT_MAX_LINE_BYTES,
+                       "Longer lines are skipped.")
   flags.mark_flags_as_required(["input_files", "output"])
 
 
@@ -81,7 +199,7 @@ def main(argv):
   del argv
   try:
     vocab = build_vocab(FLAGS.input_files, FLAGS.vocab_size, FLAGS.lower_case,
-                        FLAGS.strip_accents, FLAGS.min_token_count)
+                        FLAGS.strip_accents, FLAGS.min_frequency, FLAGS.max_line_bytes)
     write_vocab(vocab, FLAGS.output)
     logging.info("Wrote %d tokens to %s.", len(vocab), FLAGS.output)
   except ValueError as e:  # Bad input or settings: the message says which.

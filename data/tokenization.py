@@ -6,6 +6,7 @@ ids 0-4, in BERT's order).
 """
 from typing import List, Optional, Sequence, Tuple
 
+from absl import logging
 import numpy as np
 import tensorflow as tf
 import tensorflow_text as tf_text
@@ -17,6 +18,9 @@ SEP_TOKEN = "[SEP]"
 MASK_TOKEN = "[MASK]"
 SPECIAL_TOKENS = (PAD_TOKEN, UNK_TOKEN, CLS_TOKEN, SEP_TOKEN, MASK_TOKEN)
 WORD_CONTINUATION_PREFIX = "##"
+# The casing every tool uses unless told otherwise (build_vocab, the preprocessing jobs, the
+# tokenizer): BERT's and ELECTRA's uncased recipe.
+DEFAULT_LOWER_CASE = True
 
 # Texts per call to the tensorflow-text op: big enough to amortise the eager-call overhead.
 _TOKENIZE_BATCH_SIZE = 8192
@@ -52,6 +56,39 @@ def load_vocab(vocab_file: str) -> List[str]:
         f"vocab for this library needs all of {' '.join(SPECIAL_TOKENS)} (build one with "
         "`python -m data.build_vocab`).")
   return vocab
+
+
+def check_vocab_casing(vocab: Sequence[str], lower_case: bool, vocab_file: str = "the vocab"
+                       ) -> Optional[str]:
+  """Warns (and returns the warning) when a vocab's casing disagrees with `lower_case`.
+
+  A lower-cased tokenizer never produces a piece with an upper-case letter, so such pieces are
+  dead weight and the vocab was likely built cased; a cased tokenizer over a vocab with no
+  upper-case piece turns every capitalised word into [UNK] or fragments.
+
+  Args:
+    vocab: the tokens (the five special tokens are ignored).
+    lower_case: the tokenizer's setting.
+    vocab_file: named in the message.
+
+  Returns:
+    The warning logged, or None when the casing agrees.
+  """
+  pieces = [token for token in vocab if token not in SPECIAL_TOKENS]
+  upper = [token for token in pieces if token != token.lower()]
+  cased_letters = any(token != token.upper() for token in pieces)
+  message = None
+  if lower_case and upper:
+    message = (f"{vocab_file} holds {len(upper)} pieces with upper-case letters (e.g. "
+               f"{upper[0]!r}) but the text is lower-cased: those pieces can never match. "
+               "Build the vocab and tokenise with the same --lower_case setting.")
+  elif not lower_case and cased_letters and not upper:
+    message = (f"{vocab_file} has no upper-case piece (a lower-cased vocab) but the text is "
+               "not lower-cased (--nolower_case): capitalised words will split into [UNK] or "
+               "fragments. Build the vocab and tokenise with the same --lower_case setting.")
+  if message:
+    logging.warning(message)
+  return message
 
 
 def normalize_texts(texts: tf.Tensor, lower_case: bool, strip_accents: bool) -> tf.Tensor:
@@ -98,7 +135,8 @@ class WordpieceTokenizer:
 
   Args:
     vocab_file: a vocab with [PAD] [UNK] [CLS] [SEP] [MASK] (see `load_vocab`).
-    lower_case: lower-case the text before splitting it into word pieces.
+    lower_case: lower-case the text before splitting it into word pieces (a warning says
+      when the vocab's casing disagrees: see `check_vocab_casing`).
     strip_accents: drop accents (NFD + remove combining marks); None follows `lower_case`,
       as in BERT's uncased / cased models.
 
@@ -110,10 +148,11 @@ class WordpieceTokenizer:
       tf.string [batch] to int32 RaggedTensor [batch, (pieces)] inside a tf.function.
   """
 
-  def __init__(self, vocab_file: str, lower_case: bool = True,
+  def __init__(self, vocab_file: str, lower_case: bool = DEFAULT_LOWER_CASE,
                strip_accents: Optional[bool] = None):
     self.vocab_file = vocab_file
     self.vocab = load_vocab(vocab_file)
+    check_vocab_casing(self.vocab, lower_case, vocab_file)
     self.lower_case = lower_case
     self.strip_accents = lower_case if strip_accents is None else strip_accents
     self._token_to_id = {token: index for index, token in enumerate(self.vocab)}

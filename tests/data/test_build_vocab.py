@@ -1,21 +1,74 @@
-"""Tests of data/build_vocab.py on the tiny sample corpus."""
+"""Tests of data/build_vocab.py (HuggingFace `tokenizers`' trainer) on the tiny sample corpus."""
+import os
+import subprocess
+import sys
+
+from tokenizers import BertWordPieceTokenizer
+
 from data import build_vocab
+from data import text_reading
 from data import tokenization
 from tests.data import helpers
 
+REPO_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+
+def _corpus_lines(count):
+  return list(text_reading.iter_corpus_lines(helpers.TINY_CORPUS))[:count]
+
 
 def test_vocab_has_special_tokens_then_word_pieces_and_tokenizes_its_corpus(tmp_path):
-  vocab = build_vocab.build_vocab(helpers.TINY_CORPUS, vocab_size=400, lower_case=True,
-                                  min_token_count=2)
-  assert vocab[:5] == list(tokenization.SPECIAL_TOKENS)
-  assert len(vocab) <= 400 * 1.1 and len(set(vocab)) == len(vocab)
+  vocab = build_vocab.build_vocab(helpers.TINY_CORPUS, vocab_size=400, lower_case=True)
+  assert vocab[:5] == ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]
+  assert len(vocab) == 400 and len(set(vocab)) == len(vocab)
   assert "the" in vocab and any(token.startswith("##") for token in vocab)
   assert all(token == token.lower() for token in vocab[5:])
   vocab_file = tmp_path / "vocab.txt"
   build_vocab.write_vocab(vocab, str(vocab_file))
-  tokenizer = tokenization.WordpieceTokenizer(str(vocab_file))
+  tokenizer = tokenization.WordpieceTokenizer(str(vocab_file))  # FastBertTokenizer.
   assert tokenization.load_vocab(str(vocab_file)) == vocab
+  assert (tokenizer.pad_id, tokenizer.unk_id, tokenizer.cls_id, tokenizer.sep_id,
+          tokenizer.mask_id) == (0, 1, 2, 3, 4)
   ids = tokenizer.tokenize(["And God called the light Day, and the darkness he called Night."])[0]
   assert tokenizer.unk_id not in ids
   assert tokenizer.detokenize(ids) == (
       "and god called the light day , and the darkness he called night .")
+  # tensorflow-text's FastBertTokenizer and HuggingFace's own WordPiece tokenizer split the
+  # corpus into the same pieces with this vocab.
+  lines = _corpus_lines(60)
+  reference = BertWordPieceTokenizer(str(vocab_file), lowercase=True)
+  expected = [encoding.ids[1:-1] for encoding in reference.encode_batch(lines)]
+  assert tokenizer.tokenize(lines) == expected
+
+
+def test_cased_vocab_keeps_capitals_and_a_lower_cased_tokenizer_warns(tmp_path):
+  vocab = build_vocab.build_vocab(helpers.TINY_CORPUS, vocab_size=300, lower_case=False)
+  assert "God" in vocab and "god" not in vocab
+  capitalised = sum(token != token.lower() for token in vocab[5:])
+  assert capitalised > 10
+  assert tokenization.check_vocab_casing(vocab, lower_case=True, vocab_file="v.txt").startswith(
+      f"v.txt holds {capitalised} pieces with upper-case letters")
+  assert tokenization.check_vocab_casing(vocab, lower_case=False) is None
+  lowered = build_vocab.build_vocab(helpers.TINY_CORPUS, vocab_size=300)
+  assert "lower-cased vocab" in tokenization.check_vocab_casing(lowered, lower_case=False)
+  assert tokenization.check_vocab_casing(lowered, lower_case=True) is None
+
+
+def test_blocks_drop_invalid_utf8_and_overlong_lines_and_cover_every_byte(tmp_path):
+  path = tmp_path / "corpus.txt"
+  content = b"good line\n\xff bad\nanother good\n" + b"x" * 30 + b"\n\nlast"
+  path.write_bytes(content)
+  blocks = list(build_vocab.iter_text_blocks([str(path)], max_line_bytes=20, block_bytes=16))
+  lines = [line for text, _ in blocks for line in text.split("\n") if line]
+  assert lines == ["good line", "another good", "last"]
+  assert sum(size for _, size in blocks) == len(content)
+
+
+def test_command_line_defaults_to_lower_case(tmp_path):
+  output = tmp_path / "vocab.txt"
+  subprocess.run([sys.executable, "-m", "data.build_vocab", f"--input_files={helpers.TINY_CORPUS}",
+                  "--vocab_size=300", f"--output={output}"], cwd=REPO_ROOT, check=True,
+                 env=dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2"), capture_output=True)
+  vocab = tokenization.load_vocab(str(output))
+  assert vocab[:5] == list(tokenization.SPECIAL_TOKENS) and "god" in vocab
+  assert all(token == token.lower() for token in vocab[5:])
