@@ -9,8 +9,8 @@ from typing import Dict, List, Sequence
 import numpy as np
 import tensorflow as tf
 
-from data.glue_reader import SentenceExample
-from data.glue_tasks import GlueTaskSpec
+from data.sentence_reader import SentenceExample
+from data.sentence_task import SentenceTaskSpec
 from data.tokenization import WordpieceTokenizer
 
 
@@ -21,7 +21,7 @@ def truncate_pair(tokens_a: List[int], tokens_b: List[int], max_length: int):
     longer.pop()
 
 
-def encode_examples(examples: Sequence[SentenceExample], spec: GlueTaskSpec,
+def encode_examples(examples: Sequence[SentenceExample], spec: SentenceTaskSpec,
                     tokenizer: WordpieceTokenizer, max_seq_length: int) -> Dict[str, np.ndarray]:
   """Tokenizes and packs examples as `[CLS] a [SEP] (b [SEP])`, zero-padded.
 

@@ -1,4 +1,4 @@
-"""Reads SQuAD v1.1 / v2.0 from the official JSON files or from TFDS, and writes them back.
+"""Reads SQuAD v1.1 / v2.0 (or any file in its format) from JSON or TFDS, and writes it back.
 
 Unlike Model Garden's `squad_lib.read_squad_examples`, an example keeps its raw context
 string: answers are recovered by slicing it with character offsets (data/squad_features.py),
@@ -32,25 +32,68 @@ class SquadExample:
   title: str = ""
 
 
-def examples_from_json_data(data: Sequence[Dict[str, Any]]) -> List[SquadExample]:
-  """Examples from the `data` list of an official SQuAD JSON file."""
+def _field(container: Dict[str, Any], key: str, where: str, expected: type) -> Any:
+  """container[key], or a ValueError naming where it is missing and what was expected."""
+  if not isinstance(container, dict):
+    raise ValueError(f"{where}: expected a JSON object with {key!r}, got {container!r:.60}")
+  if key not in container:
+    raise ValueError(f"{where}: no {key!r} (it has {sorted(container)})")
+  value = container[key]
+  if not isinstance(value, expected) or isinstance(value, bool):
+    raise ValueError(f"{where}: {key!r} is {value!r:.60}; expected {expected.__name__}")
+  return value
+
+
+def examples_from_json_data(data: Sequence[Dict[str, Any]],
+                            source: str = "the data") -> List[SquadExample]:
+  """Examples from the `data` list of a SQuAD-format JSON file.
+
+  Args:
+    data: the file's "data" list (articles of paragraphs of questions).
+    source: the file, named in error messages.
+
+  Raises:
+    ValueError: a field is missing or of the wrong type; the message names the file, the
+      article or question id, and the field expected.
+  """
   examples = []
-  for article in data:
-    for paragraph in article["paragraphs"]:
-      for qa in paragraph["qas"]:
+  for article_number, article in enumerate(data):
+    where = f"{source}: article {article_number}"
+    for paragraph in _field(article, "paragraphs", where, list):
+      context = _field(paragraph, "context", where, str)
+      for qa in _field(paragraph, "qas", where, list):
+        qas_id = _field(qa, "id", f"{where}, a question", str)
+        at = f"{source}: question {qas_id!r}"
+        answers = []
+        for answer_number, answer in enumerate(_field(qa, "answers", at, list)):
+          answer_at = f"{at}, answer {answer_number}"
+          answers.append((_field(answer, "text", answer_at, str),
+                          _field(answer, "answer_start", answer_at, int)))
         examples.append(SquadExample(
-            qas_id=qa["id"], question=qa["question"], context=paragraph["context"],
-            answers=tuple((answer["text"], int(answer["answer_start"]))
-                          for answer in qa["answers"]),
-            is_impossible=bool(qa.get("is_impossible", False)),
+            qas_id=qas_id, question=_field(qa, "question", at, str), context=context,
+            answers=tuple(answers), is_impossible=bool(qa.get("is_impossible", False)),
             title=article.get("title", "")))
   return examples
 
 
 def read_json(path: str) -> List[SquadExample]:
-  """Reads an official SQuAD file (train-v1.1.json, dev-v2.0.json, ...)."""
+  """Reads a SQuAD-format file (train-v1.1.json, dev-v2.0.json, or your own).
+
+  Raises:
+    ValueError: the file is missing, not JSON, or not in the SQuAD format (the message names
+      the file and the question).
+  """
+  if not tf.io.gfile.exists(path):
+    raise ValueError(f"{path}: no such file")
   with tf.io.gfile.GFile(path, "r") as f:
-    return examples_from_json_data(json.load(f)["data"])
+    try:
+      contents = json.load(f)
+    except json.JSONDecodeError as e:
+      raise ValueError(f"{path}:{e.lineno}: not valid JSON ({e.msg})") from e
+  examples = examples_from_json_data(_field(contents, "data", path, list), path)
+  if not examples:
+    raise ValueError(f"{path}: no questions")
+  return examples
 
 
 def example_from_tfds(record: Dict[str, Any]) -> SquadExample:

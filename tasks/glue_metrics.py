@@ -1,37 +1,30 @@
-"""GLUE metrics as the papers report them, from scikit-learn and scipy, on the 0-100 scale.
+"""Sentence-prediction metrics, from scikit-learn and scipy, on the 0-100 scale.
 
-CoLA: Matthews correlation; STS-B: Spearman and Pearson correlation; MRPC and QQP: accuracy
-and F1 (of the positive class "1"); every other task: accuracy.
+Each task names its metrics (`SentenceTaskSpec.metric_names`, headline first). GLUE reports what
+the papers do: CoLA Matthews correlation; STS-B Spearman and Pearson; MRPC and QQP accuracy and
+F1 (of the positive class "1"); the rest accuracy. Your own data (`--task=classification`):
+accuracy, macro-F1 and Matthews correlation for classes; Pearson and Spearman for a score.
 """
-from typing import Callable, Dict, Tuple
+from typing import Callable, Dict
 
 import numpy as np
 from scipy import stats
 from sklearn import metrics
 
-from data.glue_tasks import GlueTaskSpec
+from data.sentence_task import SentenceTaskSpec
 
 _METRICS: Dict[str, Callable[[np.ndarray, np.ndarray], float]] = {
     "accuracy": metrics.accuracy_score,
     "f1": metrics.f1_score,
+    "macro_f1": lambda labels, predictions: metrics.f1_score(
+        labels, predictions, average="macro", zero_division=0),
     "matthews_corr": metrics.matthews_corrcoef,
     "spearman": lambda labels, scores: stats.spearmanr(labels, scores)[0],
     "pearson": lambda labels, scores: stats.pearsonr(labels, scores)[0],
 }
-_TASK_METRICS: Dict[str, Tuple[str, ...]] = {
-    "cola": ("matthews_corr",),
-    "stsb": ("spearman", "pearson"),
-    "mrpc": ("accuracy", "f1"),
-    "qqp": ("accuracy", "f1"),
-}
 
 
-def metric_names(spec: GlueTaskSpec) -> Tuple[str, ...]:
-  """The metrics reported for a task, the paper's headline metric first."""
-  return _TASK_METRICS.get(spec.name, ("accuracy",))
-
-
-def predictions_from_outputs(spec: GlueTaskSpec, outputs: np.ndarray) -> np.ndarray:
+def predictions_from_outputs(spec: SentenceTaskSpec, outputs: np.ndarray) -> np.ndarray:
   """Model outputs -> predictions: argmax class ids [N], or the regression scores [N].
 
   Args:
@@ -41,7 +34,7 @@ def predictions_from_outputs(spec: GlueTaskSpec, outputs: np.ndarray) -> np.ndar
   return outputs.astype(np.float64) if spec.is_regression else np.argmax(outputs, axis=-1)
 
 
-def compute_metrics(spec: GlueTaskSpec, labels: np.ndarray,
+def compute_metrics(spec: SentenceTaskSpec, labels: np.ndarray,
                     predictions: np.ndarray) -> Dict[str, float]:
   """The task's metrics, times 100.
 
@@ -54,4 +47,4 @@ def compute_metrics(spec: GlueTaskSpec, labels: np.ndarray,
     metric name -> value on the 0-100 scale.
   """
   return {name: 100.0 * float(_METRICS[name](labels, predictions))
-          for name in metric_names(spec)}
+          for name in spec.metric_names}

@@ -1,43 +1,51 @@
-"""GLUE test-set predictions in the leaderboard's file format.
+"""Prediction files of sentence-prediction tasks, in the GLUE leaderboard's format.
 
-One file per test split (`CoLA.tsv`, `MNLI-m.tsv`, ...; names in data/glue_tasks.py) with a
-header row `index<TAB>prediction` and one row per test example: the label string of a
-classification task, the score of STS-B (clipped to its 0-5 range).
+One file per split: the leaderboard's name for a GLUE test split (`CoLA.tsv`, `MNLI-m.tsv`,
+...; data/glue_tasks.py), `<split>_predictions.tsv` otherwise. A header row
+`index<TAB>prediction` (`<TAB>label` for a labelled split) and one row per example, ordered by
+index: the label name of a classification task, or the score of a regression task (clipped to
+the task's `score_range`, STS-B's 0-5).
 """
 import os
-from typing import Sequence
+from typing import Optional, Sequence
 
 import numpy as np
 import tensorflow as tf
 
-from data.glue_tasks import GlueTaskSpec
-
-_STSB_RANGE = (0.0, 5.0)
+from data.sentence_task import SentenceTaskSpec
 
 
-def write_submission(output_dir: str, spec: GlueTaskSpec, split: str,
-                     example_ids: Sequence[int], predictions: np.ndarray) -> str:
-  """Writes the leaderboard file of one test split.
+def _value(spec: SentenceTaskSpec, prediction) -> str:
+  if not spec.is_regression:
+    return spec.labels[int(prediction)]
+  score = float(prediction)
+  if spec.score_range is not None:
+    score = float(np.clip(score, *spec.score_range))
+  return f"{score:.3f}"
+
+
+def write_submission(output_dir: str, spec: SentenceTaskSpec, split: str,
+                     example_ids: Sequence[int], predictions: np.ndarray,
+                     gold: Optional[np.ndarray] = None) -> str:
+  """Writes the prediction file of one split.
 
   Args:
     output_dir: directory to write into (created if missing).
     spec: the task.
-    split: a test split of the task (e.g. "test_matched").
-    example_ids: the test file's index of each prediction.
+    split: a split of the task (e.g. "test_matched", "dev").
+    example_ids: the index of each prediction (a test file's id column, else the row number).
     predictions: label ids [N], or scores [N] for regression.
+    gold: the gold label ids or scores [N] of a labelled split, written as a third column.
 
   Returns:
     The path written.
   """
   tf.io.gfile.makedirs(output_dir)
-  path = os.path.join(output_dir, spec.submission_files[split])
+  path = os.path.join(output_dir, spec.predictions_file(split))
   order = np.argsort(np.asarray(example_ids), kind="stable")
   with tf.io.gfile.GFile(path, "w") as f:
-    f.write("index\tprediction\n")
+    f.write("index\tprediction" + ("\tlabel\n" if gold is not None else "\n"))
     for row in order:
-      if spec.is_regression:
-        value = f"{float(np.clip(predictions[row], *_STSB_RANGE)):.3f}"
-      else:
-        value = spec.labels[int(predictions[row])]
-      f.write(f"{int(example_ids[row])}\t{value}\n")
+      gold_column = f"\t{_value(spec, gold[row])}" if gold is not None else ""
+      f.write(f"{int(example_ids[row])}\t{_value(spec, predictions[row])}{gold_column}\n")
   return path

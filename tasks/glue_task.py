@@ -1,9 +1,13 @@
-"""GLUE sentence(-pair) classification and regression (and the derived kjv_books task).
+"""Sentence(-pair) classification and regression: GLUE, kjv_books, or your own labelled data.
 
-Model: the encoder's [CLS] vector -> dropout -> dense (ELECTRA's head); one output for STS-B.
-Loss: softmax cross-entropy, or mean squared error for STS-B, averaged over the global batch.
-Evaluation: the papers' metrics on every dev split (data/glue_tasks.py, tasks/glue_metrics.py)
-and, when `write_test_predictions`, the leaderboard files of the test splits.
+The task's columns, labels and metrics come from the records' meta data: a GLUE preset
+(data/glue_tasks.py) or the spec `create_finetuning_data --task=classification` wrote there
+(data/sentence_task.py), so the number of classes is never configured by hand.
+Model: the encoder's [CLS] vector -> dropout -> dense (ELECTRA's head); one output for a score.
+Loss: softmax cross-entropy, or mean squared error for a score, averaged over the global batch.
+Evaluation: the task's metrics on every dev split (tasks/glue_metrics.py), each dev split's
+predictions with label names (`dev_predictions.tsv`, when there is a predictions_dir) and,
+when `write_test_predictions`, the test splits' prediction (leaderboard) files.
 """
 from typing import Dict, Mapping, Sequence
 
@@ -14,6 +18,8 @@ import tf_keras
 
 from data import glue_features
 from data.glue_tasks import GLUE_TASKS
+from data.sentence_task import CLASSIFICATION_TASK
+from data.sentence_task import spec_from_meta_data
 from modeling.encoder_config import EncoderConfig
 from modeling.finetuning_models import SentencePredictionModel
 from modeling.losses import weighted_mean
@@ -28,7 +34,7 @@ from tasks.pretraining_task import StepResult
 
 @gin.configurable
 class GlueTask(FinetuningTask):
-  """One GLUE task (cola, sst2, mrpc, stsb, qqp, mnli, qnli, rte, wnli) or kjv_books.
+  """One GLUE task (cola, sst2, ..., wnli), kjv_books, or "classification" (your own data).
 
   Args:
     encoder: the encoder's EncoderConfig.
@@ -37,9 +43,11 @@ class GlueTask(FinetuningTask):
     seed: seeds the head, dropout and data order.
     layerwise_lr_decay: see FinetuningTask.
     electra_off_by_one: see FinetuningTask.
-    predictions_dir: where test predictions go ("" = none).
-    write_test_predictions: also predict the test splits at every evaluation and write the
-      leaderboard files (CoLA.tsv, MNLI-m.tsv, ...) to predictions_dir.
+    predictions_dir: where prediction files go ("" = none): every evaluation writes
+      `<dev split>_predictions.tsv` (index, predicted and gold label names).
+    write_test_predictions: also predict the test splits at every evaluation and write their
+      files (GLUE's leaderboard names, CoLA.tsv, MNLI-m.tsv, ...; else
+      `test_predictions.tsv`) to predictions_dir.
 
   Metrics (0-100): see tasks/glue_metrics.py; MNLI's carry the split as a suffix
   (`accuracy_dev_matched`, `accuracy_dev_mismatched`).
@@ -51,14 +59,15 @@ class GlueTask(FinetuningTask):
                write_test_predictions: bool = False):
     super().__init__(encoder, data, seed=seed, layerwise_lr_decay=layerwise_lr_decay,
                      electra_off_by_one=electra_off_by_one, predictions_dir=predictions_dir)
-    if task_name not in GLUE_TASKS:
-      raise ValueError(f"Unknown GLUE task {task_name!r}; choose one of {sorted(GLUE_TASKS)}")
+    if task_name not in GLUE_TASKS and task_name != CLASSIFICATION_TASK:
+      raise ValueError(f"Unknown task {task_name!r}; choose {CLASSIFICATION_TASK!r} or a GLUE "
+                       f"task: {sorted(GLUE_TASKS)}")
     if self.meta_data["task"] != task_name:
       raise ValueError(f"{data.data_dir} holds {self.meta_data['task']!r} records, not "
                        f"{task_name!r}")
     if write_test_predictions and not predictions_dir:
       raise ValueError("write_test_predictions needs a predictions_dir")
-    self.spec = GLUE_TASKS[task_name]
+    self.spec = spec_from_meta_data(self.meta_data, GLUE_TASKS)
     self.write_test_predictions = write_test_predictions
 
   def feature_spec(self):
@@ -119,6 +128,10 @@ class GlueTask(FinetuningTask):
         for name, value in glue_metrics.compute_metrics(
             self.spec, gathered["label_ids"][rows], predictions).items():
           results[name + suffix] = value
+        if self.predictions_dir:
+          write_submission(self.predictions_dir, self.spec, split,
+                           gathered["example_id"][rows], predictions,
+                           gold=gathered["label_ids"][rows])
       else:
         write_submission(self.predictions_dir, self.spec, split,
                          gathered["example_id"][rows], predictions)

@@ -10,7 +10,7 @@ Outputs of both, classification: `logits`, `probabilities` float32 [batch, num_c
 """
 import tensorflow as tf
 
-from data.glue_tasks import GlueTaskSpec
+from data.sentence_task import SentenceTaskSpec
 from modeling.finetuning_models import SentencePredictionModel
 from training.export import ID_SIGNATURE
 from training.export import encoder_outputs
@@ -23,11 +23,11 @@ class GlueServingModule(tf.Module):
 
   Args:
     model: the fine-tuned SentencePredictionModel.
-    spec: the task's GlueTaskSpec (labels, pair or single, regression).
+    spec: the task's SentenceTaskSpec (labels, pair or single, regression).
     preprocessor: the TextPreprocessor of the task's vocab and sequence length.
   """
 
-  def __init__(self, model: SentencePredictionModel, spec: GlueTaskSpec,
+  def __init__(self, model: SentencePredictionModel, spec: SentenceTaskSpec,
                preprocessor: TextPreprocessor):
     super().__init__(name="glue_serving")
     self.encoder = model.encoder

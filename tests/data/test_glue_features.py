@@ -9,7 +9,7 @@ from data.finetuning_records import write_tfrecord
 from data.glue_features import encode_examples
 from data.glue_features import feature_spec
 from data.glue_features import truncate_pair
-from data.glue_reader import SentenceExample
+from data.sentence_reader import SentenceExample
 from data.glue_tasks import GLUE_TASKS
 from data.tokenization import WordpieceTokenizer
 

@@ -3,9 +3,9 @@ import os
 
 import pytest
 
-from data.glue_reader import SentenceExample
-from data.glue_reader import read_tfds_split
-from data.glue_reader import read_tsv_split
+from data.sentence_reader import SentenceExample
+from data.sentence_reader import read_tfds_split
+from data.sentence_reader import read_glue_split
 from data.glue_tasks import GLUE_TASKS
 
 GLUE_DIR = os.path.join(os.path.dirname(__file__), "finetuning_testdata", "glue")
@@ -13,7 +13,7 @@ GLUE_DIR = os.path.join(os.path.dirname(__file__), "finetuning_testdata", "glue"
 
 def _read(task, split):
   spec = GLUE_TASKS[task]
-  return read_tsv_split(spec, os.path.join(GLUE_DIR, spec.folder), split)
+  return read_glue_split(spec, os.path.join(GLUE_DIR, spec.folder), split)
 
 
 def test_cola_train_has_no_header_and_keeps_quotes():
@@ -73,7 +73,7 @@ def test_index_sentence_pair_label_tasks(task, labels):
 def test_unknown_label_is_an_error(tmp_path):
   (tmp_path / "train.tsv").write_text("sentence\tlabel\nfine\t7\n")
   with pytest.raises(ValueError, match="unknown label '7'"):
-    read_tsv_split(GLUE_TASKS["sst2"], str(tmp_path), "train")
+    read_glue_split(GLUE_TASKS["sst2"], str(tmp_path), "train")
 
 
 def test_tfds_source_maps_dev_split_names_and_label_ids():

@@ -21,7 +21,7 @@ import tf_keras
 
 from data import glue_features
 from data import squad_features
-from data.glue_reader import SentenceExample
+from data.sentence_reader import SentenceExample
 from data.glue_tasks import GLUE_TASKS
 from data.squad_reader import SquadExample
 from data.tokenization import WordpieceTokenizer
