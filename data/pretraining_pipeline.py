@@ -48,7 +48,7 @@ class PretrainingDataSettings:
   whole_word_mask: bool = False
   max_ngram: int = 1
   static_masking: bool = True
-  lower_case: bool = True
+  lower_case: bool = tokenization.DEFAULT_LOWER_CASE
   strip_accents: Optional[bool] = None
   short_seq_prob: float = 0.05
   single_segment_prob: float = 0.1

@@ -45,6 +45,7 @@ def _delimited_rows(path: str, delimiter: str, quoting: int,
     if not records:
       raise ValueError(f"{path}: the file is empty; expected a header row")
     column_names, records = records[0][1], records[1:]
+    column_names[0] = column_names[0].lstrip("\ufeff")  # A byte-order mark (Excel's CSV).
   rows, bad_lines = [], []
   for line, record in records:
     if len(record) == len(column_names):
@@ -64,7 +65,7 @@ def _json_rows(path: str) -> Iterator[Tuple[int, Row]]:
       if not line.strip():
         continue
       try:
-        row = json.loads(line)
+        row = json.loads(line.lstrip("\ufeff"))
       except json.JSONDecodeError as e:
         raise ValueError(f"{path}:{line_number}: not valid JSON ({e.msg}); expected one JSON "
                          "object per line") from e

@@ -71,9 +71,10 @@ def test_ten_class_single_sentence_tsv_folder_infers_sorted_labels(tmp_path, tok
   assert (spec.num_classes, spec.is_pair, spec.labels) == (10, False, tuple(labels))
 
 
-def test_csv_pair_with_quoted_commas_and_declared_labels(tmp_path, tokenizer):
+def test_csv_pair_with_quoted_commas_a_byte_order_mark_and_declared_labels(tmp_path,
+                                                                          tokenizer):
   train = str(tmp_path / "t.csv")
-  _write(train, 'premise,hypothesis,gold\n"the man, he sang",he sang,yes\n'
+  _write(train, '\ufeffpremise,hypothesis,gold\n"the man, he sang",he sang,yes\n'
          'the bread,"a man, sang",no\n')
   _write(str(tmp_path / "d.csv"), "premise,hypothesis,gold\nthe man,the woman,no\n")
   out = str(tmp_path / "records")
