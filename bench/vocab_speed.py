@@ -15,8 +15,10 @@ and, with --tf_text, once: 3. tensorflow-text's `bert_vocab_from_dataset`, the b
 data.build_vocab used before (same normalisation, `lower_thresh`=10).
 
 Same settings for all: lower-cased, accents stripped, --vocab_size, min_frequency 2.
-Prints one JSON object: seconds of each, the ratio plain / ours (> 1: ours is faster),
-corpus bytes and the vocab sizes. Not part of CI.
+Prints one JSON object: wall and CPU seconds (all threads of the process) of each run, the
+ratios plain / ours (> 1: ours is faster) of the median wall time, the best wall time and the
+median CPU time, the corpus size and the vocab sizes. On a shared machine single wall times
+vary a lot; the CPU times and the best of several turns are steadier. Not part of CI.
 """
 import argparse
 import json
@@ -61,9 +63,14 @@ def run_tf_text(files, vocab_size):
 
 
 def _timed(function, *args):
-  start = time.perf_counter()
+  """(wall seconds, CPU seconds of every thread of this process, result)."""
+  start, start_cpu = time.perf_counter(), time.process_time()
   result = function(*args)
-  return time.perf_counter() - start, result
+  return time.perf_counter() - start, time.process_time() - start_cpu, result
+
+
+def _ratio(numerators, denominators, statistic):
+  return round(statistic(numerators) / statistic(denominators), 3)
 
 
 def main():
@@ -75,24 +82,30 @@ def main():
                       help="also time the old tensorflow-text builder (slow)")
   args = parser.parse_args()
   files = text_reading.list_input_files(args.input_files)
-  ours_seconds, plain_seconds = [], []
+  times = {"ours": ([], []), "plain": ([], [])}  # name -> (wall seconds, CPU seconds)
+  sizes = {}
   for _ in range(args.repeats):
-    seconds, vocab = _timed(run_ours, files, args.vocab_size)
-    ours_seconds.append(seconds)
-    seconds, plain_size = _timed(run_plain_tokenizers, files, args.vocab_size)
-    plain_seconds.append(seconds)
+    for name, run in (("ours", run_ours), ("plain", run_plain_tokenizers)):
+      wall, cpu, output = _timed(run, files, args.vocab_size)
+      times[name][0].append(wall)
+      times[name][1].append(cpu)
+      sizes[name] = len(output) if name == "ours" else output
+  (ours_wall, ours_cpu), (plain_wall, plain_cpu) = times["ours"], times["plain"]
   result = dict(
       input_files=args.input_files, corpus_mb=sum(os.path.getsize(f) for f in files) / 1e6,
-      vocab_size=args.vocab_size, ours_vocab=len(vocab), plain_vocab=plain_size,
-      ours_s=[round(s, 2) for s in ours_seconds],
-      plain_tokenizers_s=[round(s, 2) for s in plain_seconds],
-      plain_over_ours=round(statistics.median(plain_seconds) / statistics.median(ours_seconds),
-                            3),
-      cpus=os.cpu_count())
+      vocab_size=args.vocab_size, vocab_sizes=sizes, cpus=os.cpu_count(),
+      ours_wall_s=[round(s, 2) for s in ours_wall],
+      plain_wall_s=[round(s, 2) for s in plain_wall],
+      ours_cpu_s=[round(s, 2) for s in ours_cpu],
+      plain_cpu_s=[round(s, 2) for s in plain_cpu],
+      plain_over_ours_wall_median=_ratio(plain_wall, ours_wall, statistics.median),
+      plain_over_ours_wall_best=_ratio(plain_wall, ours_wall, min),
+      plain_over_ours_cpu_median=_ratio(plain_cpu, ours_cpu, statistics.median))
   if args.tf_text:
-    seconds, tf_text_size = _timed(run_tf_text, files, args.vocab_size)
-    result.update(tf_text_s=round(seconds, 2), tf_text_vocab=tf_text_size,
-                  tf_text_over_ours=round(seconds / statistics.median(ours_seconds), 2))
+    wall, cpu, tf_text_size = _timed(run_tf_text, files, args.vocab_size)
+    result.update(tf_text_wall_s=round(wall, 2), tf_text_cpu_s=round(cpu, 2),
+                  tf_text_vocab=tf_text_size,
+                  tf_text_over_ours_wall_median=round(wall / statistics.median(ours_wall), 2))
   print(json.dumps(result), flush=True)
 
 

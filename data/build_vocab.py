@@ -34,7 +34,7 @@ from data import tokenization
 # Bytes read (and handed to the trainer as one text) at a time, cut at a line end: small
 # enough that the trainer spreads the texts over its threads (64 KiB measured fastest).
 _BLOCK_BYTES = 64 * 1024
-_PROGRESS_SECONDS = 10.0
+_PROGRESS_SECONDS = 5.0
 
 
 def _usable_lines(block: bytes, max_line_bytes: int) -> Tuple[str, int]:
@@ -109,6 +109,9 @@ def _with_progress(blocks: Iterator[Tuple[str, int]], total_bytes: int) -> Itera
       logging.info("build_vocab: counted %.1f of %.1f MB (%.0f%%), %.1f MB/s, ETA %.0f s "
                    "(then learning the pieces)", done / 1e6, total_bytes / 1e6,
                    100.0 * done / total_bytes, rate / 1e6, (total_bytes - done) / rate)
+  if time.time() - start >= _PROGRESS_SECONDS:
+    logging.info("build_vocab: counted all %.1f MB in %.0f s; learning the pieces", done / 1e6,
+                 time.time() - start)
 
 
 def wordpiece_tokenizer(lower_case: bool, strip_accents: bool) -> Tokenizer:

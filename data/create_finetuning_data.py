@@ -174,8 +174,8 @@ def find_split_files(input_dir: Optional[str] = None, train_file: Optional[str] 
         files[split] = found[0]
   missing = [split for split in ("train", "dev") if split not in files]
   if missing:
-    where = f"{input_dir} holds no {' or '.join(f'{s}.tsv/.csv/.jsonl' for s in missing)}; " \
-        if input_dir else ""
+    expected = " or ".join(f"{split}.tsv/.csv/.jsonl" for split in missing)
+    where = f"{input_dir} holds no {expected}; " if input_dir else ""
     raise ValueError(f"{where}give --{'_file and --'.join(missing)}_file (or --input_dir)")
   return files
 
@@ -207,6 +207,8 @@ def create_classification_data(tokenizer: WordpieceTokenizer, output_dir: str,
   """
   if regression and labels:
     raise ValueError("--labels and --regression exclude each other")
+  if labels and len(set(labels)) != len(labels):
+    raise ValueError(f"--labels={','.join(labels)} names a label twice")
   if regression:
     labels = ()
   elif not labels:
