@@ -6,8 +6,10 @@
 Modes: train, eval (the latest checkpoint in --model_dir, or --checkpoint), train_and_eval
 (evaluates every TrainerConfig.validation_interval steps and at the end), export (SavedModels
 under DIR/export/<name>/<step>/ from the same checkpoint; which ones follows from the task,
-see training/export_task.py). Every binding is checked when the files are parsed, so a
-misspelled name fails before anything runs.
+see training/export_task.py), export_hf (HuggingFace transformers folders under
+DIR/export/hf/<step>/, e.g. discriminator/ and generator/; training/hf_export.py). Every
+binding is checked when the files are parsed, so a misspelled name fails before anything
+runs.
 """
 import os
 
@@ -17,7 +19,8 @@ from absl import logging
 import gin
 
 FLAGS = flags.FLAGS
-flags.DEFINE_enum("mode", None, ["train", "eval", "train_and_eval", "export"], "What to run.")
+flags.DEFINE_enum("mode", None, ["train", "eval", "train_and_eval", "export", "export_hf"],
+                  "What to run.")
 flags.DEFINE_multi_string("gin_file", [], "Gin config files, applied in order.")
 flags.DEFINE_multi_string("gin_param", [], "Gin bindings applied after the files.")
 flags.DEFINE_string("model_dir", None, "Where checkpoints, summaries and exports go.")

@@ -10,7 +10,7 @@ Everything comes from the restored model and the config: no training records are
 (fine-tuning tasks read only their records' meta_data.json, for the vocab, the sequence
 length and the labels).
 """
-from typing import Dict, Optional
+from typing import Dict, Optional, Tuple
 
 from absl import logging
 import tf_keras
@@ -29,19 +29,32 @@ from training.export_squad import SquadServingModule
 from training.text_preprocessing import TextPreprocessor
 
 
+def vocab_and_casing(task, config: Optional[ExportConfig] = None
+                     ) -> Tuple[Optional[str], bool]:
+  """The vocab a task's model reads and whether its text is lower-cased.
+
+  ExportConfig.vocab_file when set, else a fine-tuning task's records' vocab
+  (meta_data.json), else (None, True): a pretraining task with no vocab bound.
+  """
+  config = config or ExportConfig()
+  meta_data = getattr(task, "meta_data", None)
+  if config.vocab_file:
+    return config.vocab_file, config.lower_case
+  if meta_data is not None:
+    return meta_data["vocab_file"], meta_data["lower_case"]
+  return None, True
+
+
 def text_preprocessor(task, config: ExportConfig) -> Optional[TextPreprocessor]:
   """The task's TextPreprocessor, or None when a pretraining task has no vocab bound.
 
   Raises:
     ValueError: the vocab has more tokens than the encoder has word embeddings.
   """
-  meta_data = getattr(task, "meta_data", None)
-  if config.vocab_file:
-    vocab_file, lower_case = config.vocab_file, config.lower_case
-  elif meta_data is not None:
-    vocab_file, lower_case = meta_data["vocab_file"], meta_data["lower_case"]
-  else:
+  vocab_file, lower_case = vocab_and_casing(task, config)
+  if vocab_file is None:
     return None
+  meta_data = getattr(task, "meta_data", None)
   seq_length = task.seq_length if meta_data is not None else task.data.seq_length
   preprocessor = TextPreprocessor(vocab_file, lower_case, seq_length)
   if preprocessor.vocab_size > task.encoder_config.vocab_size:
