@@ -42,9 +42,10 @@ class WeightSlot:
   variable: tf.Variable
   layout: str = SAME
 
-  def to_hf(self) -> np.ndarray:
-    """The variable's value in transformers' layout (float32)."""
-    value = np.asarray(self.variable.numpy(), np.float32)
+  def to_hf(self, value=None) -> np.ndarray:
+    """The variable's value (or `value` of its shape, e.g. its gradient) in transformers'
+    layout, float32."""
+    value = np.asarray(self.variable.numpy() if value is None else value, np.float32)
     if self.layout == KERNEL:
       return np.ascontiguousarray(value.reshape(-1, value.shape[-1]).T)
     if self.layout == QKV_KERNEL:
