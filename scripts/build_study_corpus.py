@@ -39,9 +39,14 @@ from absl import flags
 from scripts import study_text
 
 FLAGS = flags.FLAGS
-flags.DEFINE_string("output_dir", "work_dirs/study", "Where corpus/ is written.")
-flags.DEFINE_integer("seed", 0, "Seed of the document-level train / held-out split.")
-flags.DEFINE_float("heldout_fraction", 0.03, "Share of each source's documents held out.")
+
+
+def define_flags():
+  """Defines the command-line flags (absl)."""
+  flags.DEFINE_string("output_dir", "work_dirs/study", "Where corpus/ is written.")
+  flags.DEFINE_integer("seed", 0, "Seed of the document-level train / held-out split.")
+  flags.DEFINE_float("heldout_fraction", 0.03, "Share of each source's documents held out.")
+
 
 _REPO_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 _DICTD = "/usr/share/dictd"
@@ -188,4 +193,5 @@ def main(argv):
 
 
 if __name__ == "__main__":
+  define_flags()
   app.run(main)

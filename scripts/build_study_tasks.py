@@ -18,7 +18,6 @@ See scripts/study_tasks.py for how each task is made. Installs nothing: without
 wordnet-base it stops with the apt-get line that installs it. Deterministic: the output
 depends only on the WordNet files and the flags.
 """
-import csv
 import json
 import os
 import random
@@ -31,10 +30,15 @@ from absl import flags
 from scripts import study_tasks
 
 FLAGS = flags.FLAGS
-flags.DEFINE_string("output_dir", "work_dirs/study/tasks", "Where the task folders go.")
-flags.DEFINE_integer("seed", 0, "Seed of the splits, the negatives and the shuffles.")
-flags.DEFINE_integer("num_lexnames", 10, "Classes of wn_lexname: the most frequent files.")
-flags.DEFINE_integer("sentences_per_paragraph", 4, "Example sentences per wn_define context.")
+
+
+def define_flags():
+  """Defines the command-line flags (absl)."""
+  flags.DEFINE_string("output_dir", "work_dirs/study/tasks", "Where the task folders go.")
+  flags.DEFINE_integer("seed", 0, "Seed of the splits, the negatives and the shuffles.")
+  flags.DEFINE_integer("num_lexnames", 10, "Classes of wn_lexname: the most frequent files.")
+  flags.DEFINE_integer("sentences_per_paragraph", 4, "Example sentences per wn_define context.")
+
 
 WORDNET_DIR = "/usr/share/wordnet"
 LICENCE = ("WordNet 3.0 licence (Princeton University; permissive, BSD-like: use, copy, "
@@ -55,11 +59,12 @@ def read_wordnet(wordnet_dir: str = WORDNET_DIR):
 
 
 def _write_tsv(path: str, header: Sequence[str], rows: Sequence[Sequence]) -> None:
-  with open(path, "w", encoding="utf-8", newline="") as f:
-    writer = csv.writer(f, delimiter="\t", quoting=csv.QUOTE_NONE, escapechar="\\",
-                        lineterminator="\n")
-    writer.writerow(header)
-    writer.writerows(rows)
+  """Plain TSV as GLUE's readers take it (no quoting): a header row, then the rows."""
+  def field(value) -> str:
+    return " ".join(str(value).split())  # No tab or newline can break a row.
+  with open(path, "w", encoding="utf-8") as f:
+    for row in [header, *rows]:
+      f.write("\t".join(map(field, row)) + "\n")
 
 
 def _shuffled(rows: List, seed: int, name: str) -> List:
@@ -181,6 +186,7 @@ def build(output_dir: str, seed: int, num_lexnames: int,
 def readme(stats: dict, seed: int, num_lexnames: int, sentences_per_paragraph: int) -> str:
   """The output folder's README: provenance, licence, construction, sizes, baselines."""
   lex, gloss, define = stats["wn_lexname"], stats["wn_gloss"], stats["wn_define"]
+  dropped = gloss["sentences_dropped_for_shared_definitions"]
   pct = lambda x: f"{100 * x:.1f}%"
   return f"""# Study tasks from WordNet 3.0
 
@@ -221,7 +227,7 @@ definition of another sense of the same target word with the same part of speech
 at random). Every used sentence appears exactly twice, once with each label, so the
 sentence alone carries no signal and both definitions belong to a word of the sentence.
 Dev and test sentences any of whose definitions also appears in an earlier split are
-dropped with both their pairs ({gloss['sentences_dropped_for_shared_definitions']}).
+dropped with both their pairs (dev {dropped['dev']:,} sentences, test {dropped['test']:,}).
 
 | split | pairs |
 |---|---|
@@ -266,4 +272,5 @@ def main(argv):
 
 
 if __name__ == "__main__":
+  define_flags()
   app.run(main)
