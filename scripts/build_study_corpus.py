@@ -13,7 +13,8 @@ Writes, under --output_dir/corpus:
 Sources (licences from each package's /usr/share/doc/<package>/copyright):
   kjv        the bundled data/sample/kjv.txt (Debian bible-kjv), public domain
   gcide      dict-gcide: GCIDE (Webster's 1913 + supplements), GPL-2+; entries citing
-             WordNet ("[WordNet 1.5]") are dropped so the WordNet tasks stay disjoint from pretraining
+             WordNet ("[WordNet 1.5]") are dropped so that the WordNet study tasks
+             (scripts/build_study_tasks.py) stay unseen in pretraining
   devil      dict-devil: Bierce, The Devil's Dictionary, public domain
   jargon     dict-jargon: The Jargon File 4.4.7, public domain
   python_doc python3.11-doc: the Python 3.11 documentation (reST sources), PSF License v2

@@ -187,6 +187,10 @@ def readme(stats: dict, seed: int, num_lexnames: int, sentences_per_paragraph: i
   """The output folder's README: provenance, licence, construction, sizes, baselines."""
   lex, gloss, define = stats["wn_lexname"], stats["wn_gloss"], stats["wn_define"]
   dropped = gloss["sentences_dropped_for_shared_definitions"]
+  classes = ", ".join(f"{label} ({lex['label_counts']['train'][label]:,})"
+                      for label in lex["labels"])
+  majority, bag_of_words = lex["majority_accuracy"], lex["bag_of_words_logreg_accuracy"]
+  overlap = gloss["word_overlap_accuracy"]
   pct = lambda x: f"{100 * x:.1f}%"
   return f"""# Study tasks from WordNet 3.0
 
@@ -214,10 +218,10 @@ group a part of speech (adj.all, adj.pert, adj.ppl, adv.all, noun.Tops); not bal
 | split | examples |
 |---|---|
 """ + "".join(f"| {s} | {n:,} |\n" for s, n in lex["sizes"].items()) + f"""
-Classes (train count): {', '.join(f"{l} ({lex['label_counts']['train'][l]:,})" for l in lex['labels'])}.
-Majority class: dev {pct(lex['majority_accuracy']['dev'])}, test {pct(lex['majority_accuracy']['test'])}.
-Bag-of-words logistic regression (scikit-learn, word counts): dev
-{pct(lex['bag_of_words_logreg_accuracy']['dev'])}, test {pct(lex['bag_of_words_logreg_accuracy']['test'])}.
+Classes (train count): {classes}.
+Majority class: dev {pct(majority['dev'])}, test {pct(majority['test'])}. \
+Bag-of-words logistic regression (scikit-learn, word counts): \
+dev {pct(bag_of_words['dev'])}, test {pct(bag_of_words['test'])}.
 
 ## wn_gloss (sentence pair, RTE layout)
 
@@ -232,28 +236,29 @@ dropped with both their pairs (dev {dropped['dev']:,} sentences, test {dropped['
 | split | pairs |
 |---|---|
 """ + "".join(f"| {s} | {n:,} |\n" for s, n in gloss["sizes"].items()) + f"""
-Majority class: 50.0% (balanced by construction). Word overlap (predict entailment when
-sentence and definition share >= {gloss['word_overlap_threshold']} distinct words, the
-threshold fitted on train): dev {pct(gloss['word_overlap_accuracy']['dev'])}, test
-{pct(gloss['word_overlap_accuracy']['test'])}.
+Majority class: 50.0% (balanced by construction). \
+Word overlap (entailment when sentence and definition share >= \
+{gloss['word_overlap_threshold']} distinct words, the threshold fitted on train): \
+dev {pct(overlap['dev'])}, test {pct(overlap['test'])}.
 
 ## wn_define (extractive QA, SQuAD v1.1 JSON)
 
 Contexts of {sentences_per_paragraph} example sentences from different synsets and different target
 lemmas of one split (a full stop added where a sentence lacks one); each sentence gives one
 question, its synset's definition, whose answer is the target word as written in the
-sentence (one answer per question). One sentence per synset.
+sentence (one answer per question). One sentence per synset; a dev or test synset whose
+definition is also asked in an earlier split is left out.
 
 | split | paragraphs | questions |
 |---|---|---|
 """ + "".join(f"| {s} | {define['paragraphs'][s]:,} | {n:,} |\n"
               for s, n in define["questions"].items()) + f"""
 Trivial baseline (the sentence sharing most words with the question, its longest word
-not in the question; official SQuAD v1.1 scoring): dev EM
-{define['overlap_baseline']['dev']['exact_match']:.1%}, F1
-{define['overlap_baseline']['dev']['final_f1']:.1%}; test EM
-{define['overlap_baseline']['test']['exact_match']:.1%}, F1
-{define['overlap_baseline']['test']['final_f1']:.1%}.
+not in the question; official SQuAD v1.1 scoring): \
+dev EM {define['overlap_baseline']['dev']['exact_match']:.1%}, \
+F1 {define['overlap_baseline']['dev']['final_f1']:.1%}; \
+test EM {define['overlap_baseline']['test']['exact_match']:.1%}, \
+F1 {define['overlap_baseline']['test']['final_f1']:.1%}.
 """
 
 

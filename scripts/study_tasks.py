@@ -268,15 +268,19 @@ def qa_paragraphs(usages: Sequence[Usage], sentences_per_paragraph: int,
   (seeded) and cut into paragraphs of `sentences_per_paragraph` sentences from different
   synsets and different target lemmas (a full stop is added to a sentence that lacks
   one); each sentence gives one question: its synset's definition, answered by its
-  target word's span in the paragraph.
+  target word's span in the paragraph. A dev (test) synset whose definition is also a
+  train (train or dev) synset's is left out, so no question is in two splits.
   """
   first_usage: Dict[str, Usage] = {}
   for usage in usages:
     first_usage.setdefault(usage.synset.synset_id, usage)
   paragraphs: Dict[str, List[dict]] = {split: [] for split in SPLITS}
+  seen_definitions: Set[str] = set()
   for split in SPLITS:
-    chosen = sorted((u for u in first_usage.values() if u.split == split),
+    chosen = sorted((u for u in first_usage.values()
+                     if u.split == split and u.synset.definition not in seen_definitions),
                     key=lambda u: u.synset.synset_id)
+    seen_definitions |= {u.synset.definition for u in chosen}
     random.Random(f"{seed}:{split}").shuffle(chosen)
     groups: List[List[Usage]] = []
     for usage in chosen:  # First group without this lemma, else a new one.

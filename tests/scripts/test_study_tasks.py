@@ -163,3 +163,18 @@ def test_baselines_on_hand_counted_examples():
                  "qas": [{"id": "q1", "question": "a small mammal that dug"},
                          {"id": "q2", "question": "land we sat on"}]}]
   assert study_tasks.overlap_qa_predictions(paragraphs) == {"q1": "mole", "q2": "bank"}
+
+
+def test_qa_paragraphs_leave_out_definitions_asked_in_an_earlier_split():
+  synsets = [synset("1-v", ["run"], "move fast", ["she runs"]),
+             synset("2-v", ["dash"], "move fast", ["they dash"]),
+             synset("3-v", ["hop"], "jump", ["frogs hop"])]
+  usages = study_tasks.collect_usages(synsets, {}, seed=0)
+  by_lemma = {u.lemma: u for u in usages}
+  usages = [dataclasses.replace(by_lemma["run"], split="train"),
+            dataclasses.replace(by_lemma["dash"], split="dev"),
+            dataclasses.replace(by_lemma["hop"], split="dev")]
+  paragraphs = study_tasks.qa_paragraphs(usages, 4, seed=0)
+  questions = {split: [qa["question"] for p in rows for qa in p["qas"]]
+               for split, rows in paragraphs.items()}
+  assert questions == {"train": ["move fast"], "dev": ["jump"], "test": []}
