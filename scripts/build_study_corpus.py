@@ -136,8 +136,15 @@ SOURCES = (
 
 
 def missing_packages(sources=SOURCES) -> List[str]:
-  """Packages of the sources whose files are not installed."""
-  return sorted({s.package for s in sources if not os.path.exists(s.required_path)})
+  """Debian packages of the sources whose files are not installed."""
+  return sorted({s.package for s in sources
+                 if s.package and not os.path.exists(s.required_path)})
+
+
+def missing_bundled_files(sources=SOURCES) -> List[str]:
+  """Files of the sources bundled with the repository that are missing."""
+  return [s.required_path for s in sources
+          if not s.package and not os.path.exists(s.required_path)]
 
 
 def _write_split(path: str, documents: List[study_text.Document]) -> None:
@@ -183,6 +190,9 @@ def build(output_dir: str, seed: int, heldout_fraction: float) -> dict:
 
 def main(argv):
   del argv
+  if missing_bundled_files():
+    sys.exit("build_study_corpus: missing from the checkout: "
+             + ", ".join(missing_bundled_files()))
   missing = missing_packages()
   if missing:
     sys.exit("build_study_corpus: missing Debian packages; install them with:\n"

@@ -19,8 +19,10 @@ def test_missing_packages_names_the_packages_of_absent_files(tmp_path):
   present.write_text("x")
   sources = (_source("a", "pkg-a", str(present), []),
              _source("b", "pkg-b", str(tmp_path / "absent"), []),
-             _source("c", "pkg-b", str(tmp_path / "absent2"), []))
+             _source("c", "pkg-b", str(tmp_path / "absent2"), []),
+             _source("d", "", str(tmp_path / "bundled.txt"), []))
   assert build_study_corpus.missing_packages(sources) == ["pkg-b"]
+  assert build_study_corpus.missing_bundled_files(sources) == [str(tmp_path / "bundled.txt")]
 
 
 def test_build_writes_train_and_heldout_files_and_word_counts(tmp_path, monkeypatch, capsys):
