@@ -27,8 +27,8 @@ def export(output_dir: str) -> None:
   # pylint: disable=g-import-not-at-top
   from tests.modeling.helpers import tiny_inputs
   from tests.training.hf_reference import scramble_weights
-  from tests.training.test_hf_interop import _our_outputs
-  from tests.training.test_hf_interop import MODELS
+  from tests.training.hf_reference import our_outputs
+  from tests.training.hf_reference import MODELS
   from training.hf_export import export_hf
   from training.hf_parts import hf_parts
   inputs = tiny_inputs(seq=8, vocab=50)
@@ -38,11 +38,11 @@ def export(output_dir: str) -> None:
     model = make_model()
     parts = hf_parts(model)
     for part in parts:
-      _our_outputs(part, inputs)
+      our_outputs(part, inputs)
     scramble_weights(model.weights, seed=1)
     written = export_hf(model, os.path.join(output_dir, objective), "data/sample/vocab.txt")
     for part in parts:
-      sequence, logits = _our_outputs(part, inputs)
+      sequence, logits = our_outputs(part, inputs)
       np.savez(os.path.join(written[part.name], "ours.npz"), sequence=sequence.numpy(),
                logits=logits.numpy())
   print(f"exported to {output_dir}")

@@ -1,4 +1,4 @@
-"""transformers as the independent reference for the HuggingFace-format tests.
+"""transformers as the independent reference for the HuggingFace-format tests, and tiny models.
 
 transformers 4.57's TF classes run on tf_keras, so no torch is needed. Their
 `from_pretrained` cannot read a PyTorch-format model.safetensors with safetensors >= 0.4
@@ -17,6 +17,15 @@ import transformers
 from transformers.modeling_tf_pytorch_utils import convert_tf_weight_name_to_pt_weight_name
 from transformers.modeling_tf_pytorch_utils import load_pytorch_state_dict_in_tf2_model
 from transformers.modeling_tf_pytorch_utils import TransposeType
+
+from modeling.bert import BertPretrainer
+from modeling.electra import ElectraPretrainer
+from modeling.electra_hp import ElectraHpPretrainer
+from modeling.encoder_config import encoder_config
+from modeling.script import ScriptPretrainer
+from modeling.teams import TeamsPretrainer
+
+VOCAB = 50
 
 
 def load_transformers_model(architecture: str, directory: str):
@@ -73,3 +82,29 @@ def all_positions(inputs) -> tf.Tensor:
   """int32 [batch, seq]: every position, for a masked-LM head's full logits."""
   batch, seq = inputs["input_word_ids"].shape
   return tf.tile(tf.range(seq)[tf.newaxis], [batch, 1])
+
+
+def tiny_config(**overrides):
+  """The "tiny" preset (L2 H32 A2 E16) over VOCAB word pieces, dropout off."""
+  return encoder_config("tiny", vocab_size=VOCAB, overrides=dict(
+      dropout_rate=0.0, attention_dropout_rate=0.0, **overrides))
+
+
+def our_outputs(part, inputs):
+  """(sequence output, head logits or None) of one part; builds it on first call."""
+  sequence = part.encoder(inputs, training=False)["sequence_output"]
+  if part.head is None:
+    return sequence, None
+  if part.architecture == "ElectraForPreTraining":
+    return sequence, part.head(sequence)
+  return sequence, part.head(sequence, all_positions(inputs))
+
+
+# A tiny model of every objective (BERT with E == H, as BertForMaskedLM needs).
+MODELS = {
+    "electra": lambda: ElectraPretrainer(tiny_config(), generator_width_multiplier=0.5),
+    "electra_hp": lambda: ElectraHpPretrainer(tiny_config(), generator_width_multiplier=0.5),
+    "teams": lambda: TeamsPretrainer(tiny_config(num_layers=2)),
+    "script": lambda: ScriptPretrainer(tiny_config()),
+    "bert": lambda: BertPretrainer(tiny_config(embedding_size=32)),
+}

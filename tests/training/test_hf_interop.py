@@ -19,48 +19,26 @@ import transformers
 
 from modeling.bert import BertPretrainer
 from modeling.electra import ElectraPretrainer
-from modeling.electra_hp import ElectraHpPretrainer
-from modeling.encoder_config import encoder_config
 from modeling.script import ScriptPretrainer
-from modeling.teams import TeamsPretrainer
 from modeling.transformer_encoder import TransformerEncoder
 from tests.modeling.helpers import tiny_inputs
-from tests.training.hf_reference import all_positions
 from tests.training.hf_reference import load_transformers_model
+from tests.training.hf_reference import MODELS
+from tests.training.hf_reference import our_outputs
 from tests.training.hf_reference import save_as_pytorch_checkpoint
 from tests.training.hf_reference import scramble_weights
+from tests.training.hf_reference import tiny_config
 from tests.training.hf_reference import transformers_outputs
+from tests.training.hf_reference import VOCAB
 from training.hf_export import export_hf
 from training.hf_import import warm_start_model
 from training.hf_parts import hf_parts
 
-VOCAB, SEQ = 50, 8
+SEQ = 8
 SAMPLE_VOCAB = os.path.join(os.path.dirname(__file__), "..", "..", "data", "sample",
                             "vocab.txt")
 
 
-def _config(**overrides):
-  return encoder_config("tiny", vocab_size=VOCAB, overrides=dict(
-      dropout_rate=0.0, attention_dropout_rate=0.0, **overrides))
-
-
-def _our_outputs(part, inputs):
-  """(sequence output, head logits or None) of one part; builds it on first call."""
-  sequence = part.encoder(inputs, training=False)["sequence_output"]
-  if part.head is None:
-    return sequence, None
-  if part.architecture == "ElectraForPreTraining":
-    return sequence, part.head(sequence)
-  return sequence, part.head(sequence, all_positions(inputs))
-
-
-MODELS = {
-    "electra": lambda: ElectraPretrainer(_config(), generator_width_multiplier=0.5),
-    "electra_hp": lambda: ElectraHpPretrainer(_config(), generator_width_multiplier=0.5),
-    "teams": lambda: TeamsPretrainer(_config(num_layers=2)),
-    "script": lambda: ScriptPretrainer(_config()),
-    "bert": lambda: BertPretrainer(_config(embedding_size=32)),
-}
 EXPECTED_PARTS = {
     "electra": [("discriminator", "ElectraForPreTraining"), ("generator", "ElectraForMaskedLM")],
     "electra_hp": [("discriminator", "ElectraForPreTraining"),
@@ -79,7 +57,7 @@ def test_every_objective_exports_parts_that_transformers_loads_and_computes_alik
   parts = hf_parts(model)
   assert [(part.name, part.architecture) for part in parts] == EXPECTED_PARTS[objective]
   for part in parts:
-    _our_outputs(part, inputs)
+    our_outputs(part, inputs)
   scramble_weights(model.weights, seed=1)
 
   written = export_hf(model, str(tmp_path), SAMPLE_VOCAB, lower_case=True)
@@ -88,7 +66,7 @@ def test_every_objective_exports_parts_that_transformers_loads_and_computes_alik
     directory = written[part.name]
     reference, info = load_transformers_model(part.architecture, directory)
     assert info == {"missing_keys": [], "unexpected_keys": [], "mismatched_keys": []}
-    sequence, logits = _our_outputs(part, inputs)
+    sequence, logits = our_outputs(part, inputs)
     their_sequence, their_logits = transformers_outputs(reference, inputs)
     np.testing.assert_allclose(their_sequence, sequence, atol=1e-5, rtol=0)
     np.testing.assert_allclose(their_logits, logits, atol=1e-5, rtol=0)
@@ -104,10 +82,10 @@ def test_every_objective_exports_parts_that_transformers_loads_and_computes_alik
 
 
 def test_the_discriminator_export_loads_into_electra_model_with_no_missing_weight(tmp_path):
-  model = ElectraPretrainer(_config(), generator_width_multiplier=0.5)
+  model = ElectraPretrainer(tiny_config(), generator_width_multiplier=0.5)
   inputs = tiny_inputs(seq=SEQ, vocab=VOCAB)
   for part in hf_parts(model):
-    _our_outputs(part, inputs)
+    our_outputs(part, inputs)
   directory = export_hf(model, str(tmp_path))["discriminator"]
   reference, info = load_transformers_model("ElectraModel", directory)
   assert info["missing_keys"] == [] and info["mismatched_keys"] == []
@@ -143,16 +121,16 @@ def _transformers_electra_pair(seed=3):
 def _assert_electra_matches(model, discriminator, generator, inputs):
   parts = {part.name: part for part in hf_parts(model)}
   for name, reference in (("discriminator", discriminator), ("generator", generator)):
-    sequence, logits = _our_outputs(parts[name], inputs)
+    sequence, logits = our_outputs(parts[name], inputs)
     their_sequence, their_logits = transformers_outputs(reference, inputs)
     np.testing.assert_allclose(sequence, their_sequence, atol=1e-5, rtol=0)
     np.testing.assert_allclose(logits, their_logits, atol=1e-5, rtol=0)
 
 
 def _our_electra_built(inputs):
-  model = ElectraPretrainer(_config(), generator_width_multiplier=0.5)
+  model = ElectraPretrainer(tiny_config(), generator_width_multiplier=0.5)
   for part in hf_parts(model):
-    _our_outputs(part, inputs)
+    our_outputs(part, inputs)
   return model
 
 
@@ -216,15 +194,15 @@ def test_an_export_round_trips_through_import(tmp_path):
 
 
 def test_fine_tuning_encoder_starts_from_a_bert_folder(tmp_path):
-  model = BertPretrainer(_config(embedding_size=32))
+  model = BertPretrainer(tiny_config(embedding_size=32))
   inputs = tiny_inputs(seq=SEQ, vocab=VOCAB)
-  _our_outputs(hf_parts(model)[0], inputs)
+  our_outputs(hf_parts(model)[0], inputs)
   scramble_weights(model.weights, seed=2)
   directory = export_hf(model, str(tmp_path))["bert"]
 
   class FineTuningModel:  # what a fine-tuning model offers: an encoder, no pretraining head
     def __init__(self):
-      self.encoder = TransformerEncoder(_config(embedding_size=32), name="encoder")
+      self.encoder = TransformerEncoder(tiny_config(embedding_size=32), name="encoder")
       self.encoder(inputs)
       self.weights = self.encoder.weights
 
@@ -243,9 +221,9 @@ def test_a_checkpoint_of_other_shapes_stops_naming_the_weight(tmp_path):
   discriminator, _ = _transformers_electra_pair()
   save_as_pytorch_checkpoint(discriminator, str(tmp_path / "disc"))
   inputs = tiny_inputs(seq=SEQ, vocab=VOCAB)
-  model = ElectraPretrainer(_config(intermediate_size=48), generator_width_multiplier=0.5)
+  model = ElectraPretrainer(tiny_config(intermediate_size=48), generator_width_multiplier=0.5)
   for part in hf_parts(model):
-    _our_outputs(part, inputs)
+    our_outputs(part, inputs)
   with pytest.raises(ValueError, match=r"electra\.encoder\.layer\.0\.intermediate\.dense\."
                      r"weight has shape \[64, 32\] there, but .* needs \[48, 32\]"):
     warm_start_model(model, str(tmp_path / "disc"))
@@ -267,12 +245,12 @@ def test_a_checkpoint_missing_an_encoder_weight_stops_naming_it(tmp_path):
 
 
 def test_a_generator_folder_for_a_model_without_generator_is_refused(tmp_path):
-  model = ScriptPretrainer(_config())
+  model = ScriptPretrainer(tiny_config())
   with pytest.raises(ValueError, match="init_generator_checkpoint=.* has no generator"):
     warm_start_model(model, "", str(tmp_path))
 
 
 def test_bert_with_a_narrow_embedding_is_not_exportable_as_bert():
-  model = BertPretrainer(_config())  # tiny: E=16, H=32
+  model = BertPretrainer(tiny_config())  # tiny: E=16, H=32
   with pytest.raises(ValueError, match="BertForMaskedLM needs embedding_size == hidden_size"):
     hf_parts(model)
