@@ -28,6 +28,9 @@ from training.optimization import create_optimizer
 from training.preemption import PreemptionCheckpointer
 from training.reporting import MetricsFile
 from training.reporting import ProgressLine
+from training.run_vocab import check_init_checkpoint_vocab
+from training.run_vocab import records_vocab
+from training.run_vocab import write_run_vocab
 from training.trainer import PretrainingTrainer
 
 MODES = ("train", "eval", "train_and_eval", "export")
@@ -169,6 +172,14 @@ def run_experiment(mode: str, model_dir: str, task: PretrainingTask = gin.REQUIR
     trainer.rollback = Rollback(manager, model, optimizer, strategy)
 
   if training:
+    # The records' vocab and casing go next to the checkpoints (for export); another one
+    # there, or in the init_checkpoint's run, stops here.
+    vocab = records_vocab(task)
+    if vocab is not None:
+      if config.init_checkpoint:
+        check_init_checkpoint_vocab(config.init_checkpoint, vocab)
+      if chief:
+        write_run_vocab(model_dir, vocab)
     # Resume (before the progress line reads the step), else warm-start if asked; a
     # checkpoint of another model, or an init_checkpoint without this encoder, stops here.
     remove_partial_checkpoints(manager.directory)
