@@ -95,7 +95,16 @@ def export_for_task(task, model: tf_keras.Model, model_dir: str, version: int,
 
 def _write_exports(task, model: tf_keras.Model, model_dir: str, version: int,
                    preprocessor: Optional[TextPreprocessor]) -> Dict[str, str]:
-  """The SavedModels of `export_for_task`; returns export name -> path."""
+  """The SavedModels of `export_for_task`; returns export name -> path.
+
+  Raises:
+    ValueError: a fine-tuning task without a vocab (its exports serve text).
+  """
+  if preprocessor is None and isinstance(task, (GlueTask, SquadTask)):
+    raise ValueError(f"no vocab to export {type(task).__name__} with: {model_dir} holds no "
+                     f"{VOCAB_FILE} and the vocab {task.meta_data.get('vocab_file')!r} of "
+                     f"{task.data.data_dir}/meta_data.json is not there; set "
+                     "ExportConfig.vocab_file")
   if isinstance(task, GlueTask):
     module = GlueServingModule(model, task.spec, preprocessor)
     name = f"glue_{task.spec.name}"

@@ -37,7 +37,7 @@ def _use_plain_file_readers():
 
 
 def nearest(name: str, known: Iterable[str]) -> str:
-  """" (did you mean 'x'?)" for the closest of `known` to `name`, or ""."""
+  """The hint ` (did you mean 'x'?)` for the closest of `known` to `name`, or ""."""
   matches = difflib.get_close_matches(name, sorted(set(known)), n=1, cutoff=0.6)
   return f" (did you mean {matches[0]!r}?)" if matches else ""
 
@@ -123,7 +123,7 @@ def check_macros(config: Optional[dict] = None):
   """
   # pylint: disable=protected-access
   config = gin.config._CONFIG if config is None else config
-  defined = {selector_scope for selector_scope, selector in config if selector == "gin.macro"}
+  defined = {name for name, selector in config if selector == "gin.macro"}
   macro_fn = gin.config.get_configurable(gin.config.macro)
   referenced = {reference.config_key[0]
                 for reference in gin.config.iterate_references(config, to=macro_fn)}

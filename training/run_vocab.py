@@ -87,7 +87,11 @@ def records_vocab(task) -> Optional[RunVocab]:
   meta_data = getattr(task, "meta_data", None)
   if meta_data is not None:
     found = _existing(meta_data.get("vocab_file", ""), task.data.data_dir)
-    return RunVocab(found, bool(meta_data["lower_case"])) if found else None
+    if found is None:
+      logging.warning("%s/meta_data.json names the vocab %r, which is not there: no vocab is "
+                      "kept with the run", task.data.data_dir, meta_data.get("vocab_file"))
+      return None
+    return RunVocab(found, bool(meta_data["lower_case"]))
   pattern = getattr(getattr(task, "data", None), "train_file_pattern", "").split(",")[0]
   files = tf.io.gfile.glob(pattern) if pattern else []
   if not files:

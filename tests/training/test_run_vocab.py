@@ -13,9 +13,11 @@ import official_runner
 from data import tokenization
 from tasks.pretraining_task import PretrainingData
 from tests.data import helpers as data_helpers
+from tests.training import export_helpers
 from tests.training.helpers import tiny_electra_bindings
 from training.experiment import run_experiment
 from training.export import ExportConfig
+from training.export_task import export_for_task
 from training.export_task import export_vocab
 from training.run_vocab import check_init_checkpoint_vocab
 from training.run_vocab import read_run_vocab
@@ -106,3 +108,13 @@ def test_another_casing_or_vocab_stops_a_resumed_run_an_export_and_a_warm_start(
     check_init_checkpoint_vocab(f"{run}/ckpt-3", RunVocab(SAMPLE, False))
   check_init_checkpoint_vocab(run, RunVocab(SAMPLE, True))
   gin.clear_config()
+
+
+def test_a_finetuning_export_whose_vocab_is_gone_names_what_is_missing(tmp_path):
+  task = export_helpers.glue_task(str(tmp_path))
+  task.meta_data["vocab_file"] = "gone/vocab.txt"
+  assert records_vocab(task) is None
+  with pytest.raises(ValueError, match=r"no vocab to export GlueTask with: .*run holds no vocab.txt "
+                     r"and the vocab 'gone/vocab.txt' of .*meta_data.json is not there; set "
+                     r"ExportConfig.vocab_file"):
+    export_for_task(task, export_helpers.built_model(task), str(tmp_path / "run"), 1)
