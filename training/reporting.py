@@ -53,7 +53,7 @@ class ProgressLine:
 
 
 class MetricsFile:
-  """metrics.jsonl: one JSON object per line, appended, flushed and fsynced.
+  """metrics.jsonl: one JSON object per line, appended and flushed (fsynced on a local disk).
 
   Read and written through tf.io.gfile, so DIR may be on any filesystem TensorFlow knows
   (gs://, ram://). As an orbit eval action it appends {"step", "split", metrics...} after
