@@ -67,7 +67,7 @@ def run_local(chunks: Sequence[text_reading.TextChunk],
   every shard from its file.
 
   Memory holds one chunk per worker while packing and one shard per worker while writing,
-  never the whole packed corpus; the spill files (about 8 bytes per corpus token, in a
+  never the whole packed corpus; the spill files (about 6 bytes per corpus word piece, in a
   temporary folder under $TMPDIR) are removed at the end, also after an error. Progress
   lines (with an ETA) are logged every `progress_interval` seconds in both phases.
 
