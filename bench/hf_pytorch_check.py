@@ -26,11 +26,12 @@ import numpy as np
 def export(output_dir: str) -> None:
   # pylint: disable=g-import-not-at-top
   from tests.modeling.helpers import tiny_inputs
-  from tests.training.hf_reference import scramble_weights
-  from tests.training.hf_reference import our_outputs
   from tests.training.hf_reference import MODELS
+  from tests.training.hf_reference import our_outputs
+  from tests.training.hf_reference import scramble_weights
   from training.hf_export import export_hf
   from training.hf_parts import hf_parts
+  from training.run_vocab import RunVocab
   inputs = tiny_inputs(seq=8, vocab=50)
   os.makedirs(output_dir, exist_ok=True)
   np.savez(os.path.join(output_dir, "inputs.npz"), **{k: v.numpy() for k, v in inputs.items()})
@@ -40,7 +41,8 @@ def export(output_dir: str) -> None:
     for part in parts:
       our_outputs(part, inputs)
     scramble_weights(model.weights, seed=1)
-    written = export_hf(model, os.path.join(output_dir, objective), "data/sample/vocab.txt")
+    written = export_hf(model, os.path.join(output_dir, objective),
+                        RunVocab("data/sample/vocab.txt", lower_case=True))
     for part in parts:
       sequence, logits = our_outputs(part, inputs)
       np.savez(os.path.join(written[part.name], "ours.npz"), sequence=sequence.numpy(),

@@ -22,14 +22,18 @@ from training.checkpoints import check_same_model
 from training.checkpoints import remove_partial_checkpoints
 from training.checkpoints import Rollback
 from training.checkpoints import training_checkpoint
+from training.export import ExportConfig
 from training.export_task import export_for_task
-from training.export_task import vocab_and_casing
+from training.export_task import export_vocab
 from training.hf_export import export_hf
 from training.hf_import import warm_start_model
 from training.optimization import create_optimizer
 from training.preemption import PreemptionCheckpointer
 from training.reporting import MetricsFile
 from training.reporting import ProgressLine
+from training.run_vocab import check_init_checkpoint_vocab
+from training.run_vocab import records_vocab
+from training.run_vocab import write_run_vocab
 from training.trainer import PretrainingTrainer
 
 MODES = ("train", "eval", "train_and_eval", "export", "export_hf")
@@ -176,6 +180,14 @@ def run_experiment(mode: str, model_dir: str, task: PretrainingTask = gin.REQUIR
     trainer.rollback = Rollback(manager, model, optimizer, strategy)
 
   if training:
+    # The records' vocab and casing go next to the checkpoints (for export); another one
+    # there, or in the init_checkpoint's run, stops here.
+    vocab = records_vocab(task)
+    if vocab is not None:
+      if config.init_checkpoint:
+        check_init_checkpoint_vocab(config.init_checkpoint, vocab)
+      if chief:
+        write_run_vocab(model_dir, vocab)
     # Resume (before the progress line reads the step), else warm-start if asked; a
     # checkpoint of another model, or an init_checkpoint without this encoder, stops here.
     remove_partial_checkpoints(manager.directory)
@@ -199,7 +211,8 @@ def run_experiment(mode: str, model_dir: str, task: PretrainingTask = gin.REQUIR
     return None
   if mode == "export_hf":
     output_dir = os.path.join(model_dir, "export", "hf", str(int(optimizer.iterations.numpy())))
-    for name, path in export_hf(model, output_dir, *vocab_and_casing(task)).items():
+    vocab = export_vocab(task, ExportConfig(), model_dir)
+    for name, path in export_hf(model, output_dir, vocab).items():
       print(f"exported {name} (HuggingFace transformers) to {path}", flush=True)
     return None
 

@@ -19,6 +19,7 @@ import tensorflow as tf
 from data import tokenization
 from training.hf_parts import HfPart
 from training.hf_parts import hf_parts
+from training.run_vocab import RunVocab
 
 # tf_keras activation names -> transformers' ACT2FN names.
 _HF_ACTIVATIONS = {"gelu": "gelu", "relu": "relu", "tanh": "tanh", "swish": "silu",
@@ -72,15 +73,14 @@ def _write_json(path: str, content: Dict) -> None:
     file.write(json.dumps(content, indent=2, sort_keys=True) + "\n")
 
 
-def export_part(part: HfPart, output_dir: str, vocab_file: Optional[str] = None,
-                lower_case: bool = True) -> str:
+def export_part(part: HfPart, output_dir: str, vocab: Optional[RunVocab] = None) -> str:
   """Writes one part as a transformers checkpoint folder and returns the folder.
 
   Args:
     part: the part (its encoder built).
     output_dir: the folder to write (created; files in it are replaced).
-    vocab_file: the WordPiece vocab the model was trained with (None: no tokenizer files).
-    lower_case: whether that vocab's text was lower-cased.
+    vocab: the WordPiece vocab the model was trained with and its casing (None: no
+      tokenizer files).
   """
   tf.io.gfile.makedirs(output_dir)
   tensors = {}
@@ -89,21 +89,19 @@ def export_part(part: HfPart, output_dir: str, vocab_file: Optional[str] = None,
   with tf.io.gfile.GFile(os.path.join(output_dir, "model.safetensors"), "wb") as file:
     file.write(safetensors_bytes(tensors, metadata={"format": "pt"}))
   _write_json(os.path.join(output_dir, "config.json"), hf_config(part))
-  if vocab_file:
-    tf.io.gfile.copy(vocab_file, os.path.join(output_dir, "vocab.txt"), overwrite=True)
-    for name, content in tokenizer_files(part, lower_case,
+  if vocab is not None:
+    tf.io.gfile.copy(vocab.vocab_file, os.path.join(output_dir, "vocab.txt"), overwrite=True)
+    for name, content in tokenizer_files(part, vocab.lower_case,
                                          part.config.max_sequence_length).items():
       _write_json(os.path.join(output_dir, name), content)
   return output_dir
 
 
-def export_hf(model, output_dir: str, vocab_file: Optional[str] = None,
-              lower_case: bool = True) -> Dict[str, str]:
+def export_hf(model, output_dir: str, vocab: Optional[RunVocab] = None) -> Dict[str, str]:
   """Writes every part of a built model under `output_dir/<part name>/`.
 
   Returns:
     part name -> folder written.
   """
-  return {part.name: export_part(part, os.path.join(output_dir, part.name), vocab_file,
-                                 lower_case)
+  return {part.name: export_part(part, os.path.join(output_dir, part.name), vocab)
           for part in hf_parts(model)}

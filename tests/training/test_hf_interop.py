@@ -33,6 +33,7 @@ from tests.training.hf_reference import VOCAB
 from training.hf_export import export_hf
 from training.hf_import import warm_start_model
 from training.hf_parts import hf_parts
+from training.run_vocab import RunVocab
 
 SEQ = 8
 SAMPLE_VOCAB = os.path.join(os.path.dirname(__file__), "..", "..", "data", "sample",
@@ -60,7 +61,7 @@ def test_every_objective_exports_parts_that_transformers_loads_and_computes_alik
     our_outputs(part, inputs)
   scramble_weights(model.weights, seed=1)
 
-  written = export_hf(model, str(tmp_path), SAMPLE_VOCAB, lower_case=True)
+  written = export_hf(model, str(tmp_path), RunVocab(SAMPLE_VOCAB, lower_case=True))
   assert sorted(written) == sorted(name for name, _ in EXPECTED_PARTS[objective])
   for part in parts:
     directory = written[part.name]
