@@ -6,10 +6,13 @@
 Modes: train, eval (the latest checkpoint in --model_dir, or --checkpoint), train_and_eval
 (evaluates every TrainerConfig.validation_interval steps and at the end), export (SavedModels
 under DIR/export/<name>/<step>/ from the same checkpoint; which ones follows from the task,
-see training/export_task.py). Every binding is checked when the files are parsed, so a
-misspelled name fails before anything runs.
+see training/export_task.py), export_hf (HuggingFace transformers folders under
+DIR/export/hf/<step>/, e.g. discriminator/ and generator/; training/hf_export.py). Every
+binding is checked when the files are parsed, so a misspelled name fails before anything
+runs.
 """
 import os
+import sys
 
 from absl import app
 from absl import flags
@@ -17,7 +20,8 @@ from absl import logging
 import gin
 
 FLAGS = flags.FLAGS
-flags.DEFINE_enum("mode", None, ["train", "eval", "train_and_eval", "export"], "What to run.")
+flags.DEFINE_enum("mode", None, ["train", "eval", "train_and_eval", "export", "export_hf"],
+                  "What to run.")
 flags.DEFINE_multi_string("gin_file", [], "Gin config files, applied in order.")
 flags.DEFINE_multi_string("gin_param", [], "Gin bindings applied after the files.")
 flags.DEFINE_string("model_dir", None, "Where checkpoints, summaries and exports go.")
@@ -42,10 +46,15 @@ def register_configurables():
 
 
 def parse_config(gin_files, gin_params):
-  """Parses gin files (paths relative to the working directory or the repo root)."""
+  """Parses gin files (paths relative to the working directory or the repo root), checking
+  every name, macros included.
+
+  Raises:
+    training.gin_config.ConfigError: one line naming the file, binding or macro.
+  """
+  from training import gin_config  # pylint: disable=g-import-not-at-top
   register_configurables()
-  gin.add_config_file_search_path(REPO_ROOT)
-  gin.parse_config_files_and_bindings(gin_files, gin_params)
+  gin_config.parse_checked(gin_files, gin_params, [REPO_ROOT])
 
 
 def main(argv):
@@ -54,7 +63,11 @@ def main(argv):
     logging.set_verbosity(logging.WARNING)  # orbit prints progress itself; --verbosity=0 for all
   from training.experiment import run_experiment  # pylint: disable=g-import-not-at-top
   import tensorflow as tf  # pylint: disable=g-import-not-at-top
-  parse_config(FLAGS.gin_file, FLAGS.gin_param)
+  from training.gin_config import ConfigError  # pylint: disable=g-import-not-at-top
+  try:
+    parse_config(FLAGS.gin_file, FLAGS.gin_param)
+  except ConfigError as error:
+    sys.exit(f"error: {error}")  # one line, exit status 1, nothing written yet
   tf.io.gfile.makedirs(FLAGS.model_dir)
   with tf.io.gfile.GFile(os.path.join(FLAGS.model_dir, f"{FLAGS.mode}_config.gin"), "w") as f:
     f.write(gin.config_str())

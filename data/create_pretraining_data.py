@@ -8,7 +8,8 @@ r"""Text corpus -> sharded pretraining TFRecords with static (or no) masked-LM m
 
 Input: text files, one sentence per line, a blank line between documents. Output in OUT:
 pretrain-XXXXX-of-YYYYY.tfrecord shards (read them with data.pretraining_loader) and
-metadata.json (settings, counts, skipped inputs and why, padding fraction), written last.
+metadata.json (settings, counts, skipped inputs and why, padding fraction), written last,
+and vocab.txt, a copy of the vocab (metadata.json names it and the casing).
 The output depends only on the inputs, the settings and --seed / --num_shards.
 """
 import json
@@ -95,6 +96,9 @@ def run(input_files: Union[str, Sequence[str]], vocab_file: str, output_dir: str
                      f"{input_files!r}: " +
                      ", ".join(f"{s['path']} ({s['reason']})" for s in skipped_files))
   shard_files.prepare_output_dir(output_dir)
+  vocab_copy = os.path.join(output_dir, pretraining_metadata.VOCAB_FILE)
+  if os.path.abspath(vocab_copy) != os.path.abspath(vocab_file):
+    tf.io.gfile.copy(vocab_file, vocab_copy, overwrite=True)
   logging.info("Preprocessing %d files (%d chunks) into %d shards with the %s runner.",
                len(files) - len(skipped_files), len(chunks), num_shards, runner)
 

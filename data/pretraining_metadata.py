@@ -9,6 +9,8 @@ FORMAT = "electra-garden-pretraining-tfrecords/1"
 # Per-line / per-document skip reasons counted by data.text_reading.
 _SKIPPED_COUNTS = ("invalid_utf8_lines", "overlong_lines", "empty_documents")
 _FILE_SKIP_REASONS = ("empty_file", "binary_file", "not_a_file")
+# The job's copy of its vocab, next to the shards, so the records carry their vocab.
+VOCAB_FILE = "vocab.txt"
 
 
 def merge_counts(counts: Sequence[Mapping[str, int]]) -> dict:
@@ -45,6 +47,8 @@ def build_metadata(settings, vocab_size: int, input_files: List[str], skipped_fi
       "format": FORMAT,
       "settings": {key: value for key, value in dataclasses.asdict(settings).items()
                    if key != "output_dir"},
+      "vocab_file": VOCAB_FILE,
+      "lower_case": settings.lower_case,
       "vocab_size": vocab_size,
       "max_seq_length": settings.max_seq_length,
       "max_predictions_per_seq": settings.max_predictions_per_seq,

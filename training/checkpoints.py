@@ -19,7 +19,10 @@ _VARIABLE_SUFFIX = "/.ATTRIBUTES/VARIABLE_VALUE"
 
 def _model_variable_shapes(checkpoint_path: str) -> Dict[str, List[int]]:
   """Checkpoint key -> shape of every model variable (no optimizer slots) in a checkpoint."""
-  return {name: shape for name, shape in tf.train.list_variables(checkpoint_path)
+  # The reader takes the prefix as is (tf.train.list_variables first asks whether it is a
+  # directory, which on ram:// a prefix of existing files is).
+  shapes = tf.compat.v1.train.NewCheckpointReader(checkpoint_path).get_variable_to_shape_map()
+  return {name: shape for name, shape in shapes.items()
           if name.startswith("model/") and name.endswith(_VARIABLE_SUFFIX)
           and ".OPTIMIZER_SLOT" not in name}
 
@@ -54,6 +57,8 @@ def training_checkpoint(model, optimizer, train_iterator=None,
 
 def resolve_checkpoint_path(path: str) -> str:
   """A checkpoint prefix, or the latest checkpoint of a directory."""
+  if tf.io.gfile.exists(path + ".index"):  # first: on ram:// a prefix also reads as a folder
+    return path
   if tf.io.gfile.isdir(path):
     latest = tf.train.latest_checkpoint(path)
     if latest is None:

@@ -22,15 +22,21 @@ from training.checkpoints import check_same_model
 from training.checkpoints import remove_partial_checkpoints
 from training.checkpoints import Rollback
 from training.checkpoints import training_checkpoint
-from training.checkpoints import warm_start
+from training.export import ExportConfig
 from training.export_task import export_for_task
+from training.export_task import export_vocab
+from training.hf_export import export_hf
+from training.hf_import import warm_start_model
 from training.optimization import create_optimizer
 from training.preemption import PreemptionCheckpointer
 from training.reporting import MetricsFile
 from training.reporting import ProgressLine
+from training.run_vocab import check_init_checkpoint_vocab
+from training.run_vocab import records_vocab
+from training.run_vocab import write_run_vocab
 from training.trainer import PretrainingTrainer
 
-MODES = ("train", "eval", "train_and_eval", "export")
+MODES = ("train", "eval", "train_and_eval", "export", "export_hf")
 
 
 @gin.configurable
@@ -72,7 +78,11 @@ class TrainerConfig:
     max_to_keep: checkpoints kept.
     summary_interval: steps between per-step TensorBoard points (a multiple of
       steps_per_loop); loop averages are written every loop.
-    init_checkpoint: warm-start weights from another run's checkpoint or directory.
+    init_checkpoint: warm-start weights from another run's checkpoint or directory, a
+      HuggingFace transformers folder or a google-research/electra TF1 checkpoint
+      (training/hf_import.py).
+    init_generator_checkpoint: a transformers folder with the generator (ElectraForMaskedLM)
+      to warm-start it from, beside a transformers or TF1 init_checkpoint.
     max_consecutive_bad_steps: non-finite steps in a row before rolling back.
     gradient_clip_norm: global-norm clipping of the summed gradients (0 = none).
   """
@@ -84,6 +94,7 @@ class TrainerConfig:
   max_to_keep: int = 5
   summary_interval: int = 100
   init_checkpoint: str = ""
+  init_generator_checkpoint: str = ""
   max_consecutive_bad_steps: int = 10
   gradient_clip_norm: float = 1.0
 
@@ -169,6 +180,14 @@ def run_experiment(mode: str, model_dir: str, task: PretrainingTask = gin.REQUIR
     trainer.rollback = Rollback(manager, model, optimizer, strategy)
 
   if training:
+    # The records' vocab and casing go next to the checkpoints (for export); another one
+    # there, or in the init_checkpoint's run, stops here.
+    vocab = records_vocab(task)
+    if vocab is not None:
+      if config.init_checkpoint:
+        check_init_checkpoint_vocab(config.init_checkpoint, vocab)
+      if chief:
+        write_run_vocab(model_dir, vocab)
     # Resume (before the progress line reads the step), else warm-start if asked; a
     # checkpoint of another model, or an init_checkpoint without this encoder, stops here.
     remove_partial_checkpoints(manager.directory)
@@ -176,8 +195,8 @@ def run_experiment(mode: str, model_dir: str, task: PretrainingTask = gin.REQUIR
       if manager.latest_checkpoint:
         check_same_model(model, manager.latest_checkpoint, f"--model_dir={model_dir}")
         manager.restore_or_initialize()
-      elif config.init_checkpoint:
-        warm_start(model, config.init_checkpoint)
+      elif config.init_checkpoint or config.init_generator_checkpoint:
+        warm_start_model(model, config.init_checkpoint, config.init_generator_checkpoint)
   if not training:
     restored = restore_path(checkpoint_path, manager.latest_checkpoint, mode, model_dir)
     check_same_model(model, restored, f"--mode={mode}")
@@ -189,6 +208,12 @@ def run_experiment(mode: str, model_dir: str, task: PretrainingTask = gin.REQUIR
     for name, path in export_for_task(task, model, model_dir,
                                       int(optimizer.iterations.numpy())).items():
       print(f"exported {name} to {path}", flush=True)
+    return None
+  if mode == "export_hf":
+    output_dir = os.path.join(model_dir, "export", "hf", str(int(optimizer.iterations.numpy())))
+    vocab = export_vocab(task, ExportConfig(), model_dir)
+    for name, path in export_hf(model, output_dir, vocab).items():
+      print(f"exported {name} (HuggingFace transformers) to {path}", flush=True)
     return None
 
   preemption = PreemptionCheckpointer(lambda: manager.save(

@@ -1,7 +1,10 @@
 """The fine-tuned GLUE (sentence prediction) export: `serve` on ids, `serve_text` on text.
 
-Signatures (S = the records' max_seq_length for text):
-  `serve`(input_word_ids, input_mask, input_type_ids: int32 [batch, seq])
+Signatures (S = the records' max_seq_length for text and examples):
+  `serve`(input_word_ids, input_mask, input_type_ids: int32 [batch, seq]), also served as
+    `serving_default` (Model Garden's name for it)
+  `serve_examples`(inputs: string [batch]): serialized tf.Examples with the fine-tuning
+    records' `input_ids`, `input_mask`, `segment_ids` (int64 [S]; labels are ignored)
   `serve_text`(text: string [batch]) for single-sentence tasks,
   `serve_text`(text_a, text_b: string [batch]) for pair tasks (MNLI: premise, hypothesis).
 Outputs of both, classification: `logits`, `probabilities` float32 [batch, num_classes],
@@ -12,7 +15,10 @@ import tensorflow as tf
 
 from data.sentence_task import SentenceTaskSpec
 from modeling.finetuning_models import SentencePredictionModel
+from training.export import EXAMPLES_SIGNATURE
+from training.export import FINETUNING_FEATURE_NAMES
 from training.export import ID_SIGNATURE
+from training.export import parse_encoder_inputs
 from training.export import encoder_outputs
 from training.export import text_spec
 from training.text_preprocessing import TextPreprocessor
@@ -35,6 +41,10 @@ class GlueServingModule(tf.Module):
     self.preprocessor = preprocessor
     self.labels = tuple(spec.labels)
     self.serve = tf.function(self._serve, input_signature=ID_SIGNATURE)
+    self.serve_examples = tf.function(
+        lambda inputs: self._predict(parse_encoder_inputs(
+            inputs, preprocessor.seq_length, FINETUNING_FEATURE_NAMES)),
+        input_signature=EXAMPLES_SIGNATURE)
     if spec.is_pair:
       self.serve_text = tf.function(
           lambda text_a, text_b: self._predict(self.preprocessor(text_a, text_b)),
@@ -59,4 +69,5 @@ class GlueServingModule(tf.Module):
 
   def signatures(self):
     """The signatures this module serves."""
-    return {"serve": self.serve, "serve_text": self.serve_text}
+    return {"serving_default": self.serve, "serve": self.serve,
+            "serve_examples": self.serve_examples, "serve_text": self.serve_text}

@@ -25,7 +25,7 @@ class ScriptServingModule(EncoderServingModule):
   """
 
   def __init__(self, pretrainer: ScriptPretrainer, preprocessor: TextPreprocessor):
-    super().__init__(pretrainer.encoder, preprocessor)
+    super().__init__(pretrainer.encoder, preprocessor.seq_length, preprocessor)
     self.masked_lm_head = pretrainer.masked_lm_head
 
   @tf.function(input_signature=[text_spec("text")])

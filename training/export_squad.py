@@ -13,7 +13,14 @@ exact original substring, accents and case kept. `answer_start`/`answer_end` are
 code-point (character) offsets, end exclusive (`context[start:end]` in Python, as SQuAD's
 `answer_start`); `answer_byte_start`/`answer_byte_end` are the same span in UTF-8 bytes.
 
-Signature `serve_text`(question, context: string [batch]) returns
+Signature `serve_examples`(inputs: string [batch]) takes serialized windows as in the
+fine-tuning records (`input_ids`, `input_mask`, `segment_ids`, `paragraph_mask` int64 [S];
+the rest ignored) and returns the head's beam, what tasks/squad_postprocess.py turns into
+answers: `start_top_log_probs`, `start_top_index` [batch, k], `end_top_log_probs`,
+`end_top_index` [batch, k, k] (float32, int32), v2.0 also `answerability_logits` [batch].
+
+Signature `serve_text`(question, context: string [batch]), also served as `serving_default`,
+returns
   `answer_text` string [batch] ("" when no valid span or, v2.0, judged unanswerable),
   `answer_start`, `answer_end`, `answer_byte_start`, `answer_byte_end` int32 [batch]
     (-1 when the answer is ""),
@@ -27,6 +34,10 @@ import tensorflow as tf
 import tensorflow_text as tf_text
 
 from modeling.finetuning_models import QuestionAnsweringModel
+from tasks.squad_postprocess import BEAM_OUTPUTS
+from training.export import EXAMPLES_SIGNATURE
+from training.export import FINETUNING_FEATURE_NAMES
+from training.export import parse_encoder_inputs
 from training.export import text_spec
 from training.text_preprocessing import TextPreprocessor
 
@@ -81,6 +92,16 @@ class SquadServingModule(tf.Module):
     dense = lambda offsets: offsets.to_tensor(-1, shape=[None, p.seq_length])
     return inputs, context_start, context_length, dense(byte_starts), dense(byte_ends)
 
+  @tf.function(input_signature=EXAMPLES_SIGNATURE)
+  def serve_examples(self, inputs):
+    parsed = parse_encoder_inputs(inputs, self.preprocessor.seq_length,
+                                  FINETUNING_FEATURE_NAMES, ["paragraph_mask"])
+    paragraph_mask = parsed.pop("paragraph_mask")
+    sequence_output = self.encoder(parsed, training=False)["sequence_output"]
+    beam = self.head(sequence_output, paragraph_mask, training=False)
+    names = BEAM_OUTPUTS + (("answerability_logits",) if self.version_2 else ())
+    return {name: beam[name] for name in names}
+
   @tf.function(input_signature=[text_spec("question"), text_spec("context")])
   def serve_text(self, question, context):
     inputs, context_start, context_length, byte_starts, byte_ends = self._pack(question,
@@ -130,4 +151,5 @@ class SquadServingModule(tf.Module):
 
   def signatures(self):
     """The signatures this module serves."""
-    return {"serve_text": self.serve_text}
+    return {"serving_default": self.serve_text, "serve_text": self.serve_text,
+            "serve_examples": self.serve_examples}

@@ -1,14 +1,17 @@
 """Which SavedModels `--mode=export` writes, following from the run's task.
 
 - a pretraining task: `encoder` (the discriminator; TEAMS: its MWS branch), and with a vocab
-  (ExportConfig.vocab_file) its text signatures and the Hub-style pair `hub_preprocessor` +
-  `hub_encoder`; a SCRIPT model's `encoder` also has `score`;
+  its text signatures and the Hub-style pair `hub_preprocessor` + `hub_encoder`; a SCRIPT
+  model's `encoder` also has `score`;
 - GlueTask: `glue_<task name>` (training/export_glue.py);
 - SquadTask: `squad` (training/export_squad.py).
 
-Everything comes from the restored model and the config: no training records are read
-(fine-tuning tasks read only their records' meta_data.json, for the vocab, the sequence
-length and the labels).
+The vocab and casing are the ones the run kept next to its checkpoints
+(training/run_vocab.py; ExportConfig.vocab_file may name the same again), else those its
+records' metadata names; each export gets a copy (`vocab.txt`, `tokenization.json`).
+Everything else comes from the restored model and the config: no training records are read
+(fine-tuning tasks read only their records' meta_data.json, for the sequence length and the
+labels).
 """
 from typing import Dict, Optional
 
@@ -26,27 +29,45 @@ from training.export_glue import GlueServingModule
 from training.export_hub import export_hub_pair
 from training.export_script import ScriptServingModule
 from training.export_squad import SquadServingModule
+from training.run_vocab import read_run_vocab
+from training.run_vocab import records_vocab
+from training.run_vocab import RunVocab
+from training.run_vocab import VOCAB_FILE
+from training.run_vocab import write_run_vocab
 from training.text_preprocessing import TextPreprocessor
 
 
-def text_preprocessor(task, config: ExportConfig) -> Optional[TextPreprocessor]:
-  """The task's TextPreprocessor, or None when a pretraining task has no vocab bound.
+def export_vocab(task, config: ExportConfig, model_dir: str) -> Optional[RunVocab]:
+  """The vocab and casing the exports tokenize with: ExportConfig's when set, else the copy
+  kept in the run's directory, else the one the task's records name (None: no text).
+
+  Raises:
+    ValueError: ExportConfig names another vocab or casing than the run was trained with.
+  """
+  saved = read_run_vocab(model_dir)
+  if config.vocab_file:
+    chosen = RunVocab(config.vocab_file, config.lower_case)
+    reason = saved.disagreement(chosen) if saved is not None else None
+    if reason:
+      raise ValueError(f"ExportConfig: {model_dir} was trained with another vocab: {reason}")
+    return chosen
+  return saved or records_vocab(task)
+
+
+def text_preprocessor(task, vocab: Optional[RunVocab]) -> Optional[TextPreprocessor]:
+  """The task's TextPreprocessor for `vocab`, or None without one.
 
   Raises:
     ValueError: the vocab has more tokens than the encoder has word embeddings.
   """
-  meta_data = getattr(task, "meta_data", None)
-  if config.vocab_file:
-    vocab_file, lower_case = config.vocab_file, config.lower_case
-  elif meta_data is not None:
-    vocab_file, lower_case = meta_data["vocab_file"], meta_data["lower_case"]
-  else:
+  if vocab is None:
     return None
+  meta_data = getattr(task, "meta_data", None)
   seq_length = task.seq_length if meta_data is not None else task.data.seq_length
-  preprocessor = TextPreprocessor(vocab_file, lower_case, seq_length)
+  preprocessor = TextPreprocessor(vocab.vocab_file, vocab.lower_case, seq_length)
   if preprocessor.vocab_size > task.encoder_config.vocab_size:
-    raise ValueError(f"the vocab {vocab_file} has {preprocessor.vocab_size} tokens but the "
-                     f"encoder only {task.encoder_config.vocab_size} word embeddings")
+    raise ValueError(f"the vocab {vocab.vocab_file} has {preprocessor.vocab_size} tokens but "
+                     f"the encoder only {task.encoder_config.vocab_size} word embeddings")
   return preprocessor
 
 
@@ -64,7 +85,26 @@ def export_for_task(task, model: tf_keras.Model, model_dir: str, version: int,
   Returns:
     export name -> path written.
   """
-  preprocessor = text_preprocessor(task, config or ExportConfig())
+  vocab = export_vocab(task, config or ExportConfig(), model_dir)
+  paths = _write_exports(task, model, model_dir, version, text_preprocessor(task, vocab))
+  if vocab is not None:
+    for path in paths.values():
+      write_run_vocab(path, vocab)
+  return paths
+
+
+def _write_exports(task, model: tf_keras.Model, model_dir: str, version: int,
+                   preprocessor: Optional[TextPreprocessor]) -> Dict[str, str]:
+  """The SavedModels of `export_for_task`; returns export name -> path.
+
+  Raises:
+    ValueError: a fine-tuning task without a vocab (its exports serve text).
+  """
+  if preprocessor is None and isinstance(task, (GlueTask, SquadTask)):
+    raise ValueError(f"no vocab to export {type(task).__name__} with: {model_dir} holds no "
+                     f"{VOCAB_FILE} and the vocab {task.meta_data.get('vocab_file')!r} of "
+                     f"{task.data.data_dir}/meta_data.json is not there; set "
+                     "ExportConfig.vocab_file")
   if isinstance(task, GlueTask):
     module = GlueServingModule(model, task.spec, preprocessor)
     name = f"glue_{task.spec.name}"
@@ -75,14 +115,18 @@ def export_for_task(task, model: tf_keras.Model, model_dir: str, version: int,
     return {"squad": save(module, export_path(model_dir, "squad", version),
                           module.signatures())}
   if preprocessor is None:
-    logging.warning("ExportConfig.vocab_file is not set: exporting `encode` only (no text "
-                    "signatures, no Hub-style pair)")
-    return {"encoder": export_encoder(model.encoder, model_dir, version)}
+    logging.warning("No vocab: ExportConfig.vocab_file is not set, %s holds no %s and the "
+                    "records' metadata.json names none: exporting `encode` and "
+                    "`serve_examples` only (no text signatures, no Hub-style pair)",
+                    model_dir, VOCAB_FILE)
+    return {"encoder": export_encoder(model.encoder, model_dir, version,
+                                      task.data.seq_length)}
   if isinstance(model, ScriptPretrainer):
     module = ScriptServingModule(model, preprocessor)
     paths = {"encoder": save(module, export_path(model_dir, "encoder", version),
                              module.signatures())}
   else:
-    paths = {"encoder": export_encoder(model.encoder, model_dir, version, preprocessor)}
+    paths = {"encoder": export_encoder(model.encoder, model_dir, version,
+                                       preprocessor.seq_length, preprocessor)}
   paths.update(export_hub_pair(model.encoder, preprocessor, model_dir, version))
   return paths

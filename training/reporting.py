@@ -53,9 +53,11 @@ class ProgressLine:
 
 
 class MetricsFile:
-  """metrics.jsonl: one JSON object per line, appended, flushed and fsynced.
+  """metrics.jsonl: one JSON object per line, appended and flushed (fsynced on a local disk).
 
-  As an orbit eval action it appends {"step", "split", metrics...} after each evaluation;
+  Read and written through tf.io.gfile, so DIR may be on any filesystem TensorFlow knows
+  (gs://, ram://). As an orbit eval action it appends {"step", "split", metrics...} after
+  each evaluation;
   `write` appends any other record (e.g. the trainer's non-finite-step reports). A line cut
   short by a crash is skipped by `records` and never glued to the next record.
   """
@@ -67,22 +69,30 @@ class MetricsFile:
 
   def write(self, record: Mapping[str, object]):
     tf.io.gfile.makedirs(os.path.dirname(self.path) or ".")
-    with open(self.path, "a+", encoding="utf-8") as stream:
-      stream.seek(0, os.SEEK_END)
-      if stream.tell():
-        stream.seek(stream.tell() - 1)
-        if stream.read(1) != "\n":  # the last record was cut short: start a new line
-          stream.write("\n")
-      stream.write(json.dumps(record, sort_keys=False) + "\n")
+    line = json.dumps(record, sort_keys=False) + "\n"
+    if tf.io.gfile.exists(self.path):
+      size = tf.io.gfile.stat(self.path).length
+      if size:
+        with tf.io.gfile.GFile(self.path, "rb") as stream:
+          stream.seek(size - 1)
+          if stream.read(1) != b"\n":  # the last record was cut short: start a new line
+            line = "\n" + line
+    with tf.io.gfile.GFile(self.path, "a") as stream:
+      stream.write(line)
       stream.flush()
-      os.fsync(stream.fileno())
+    if "://" not in self.path:  # a local file: on the disk too, not only in the OS's cache
+      descriptor = os.open(self.path, os.O_RDONLY)
+      try:
+        os.fsync(descriptor)
+      finally:
+        os.close(descriptor)
 
   def records(self) -> List[dict]:
     """Every complete record in the file, in order ([] when there is no file)."""
-    if not os.path.exists(self.path):
+    if not tf.io.gfile.exists(self.path):
       return []
     parsed = []
-    with open(self.path, encoding="utf-8") as stream:
+    with tf.io.gfile.GFile(self.path) as stream:
       for line in stream:
         try:
           parsed.append(json.loads(line))

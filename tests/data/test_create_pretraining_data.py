@@ -160,4 +160,12 @@ def test_a_crash_leaves_no_complete_looking_file(tmp_path, monkeypatch):
   with pytest.raises(RuntimeError, match="worker died"):
     helpers.make_records(output_dir, dupe_factor=1)
   # The first shard of the crashed run was complete; the rest, and metadata.json, are absent.
-  assert sorted(os.listdir(output_dir)) == [shard_files.shard_name(0, 3)]
+  assert sorted(os.listdir(output_dir)) == [shard_files.shard_name(0, 3), "vocab.txt"]
+
+
+def test_the_records_carry_their_vocab_and_casing(static_records):
+  output_dir, metadata = static_records
+  assert (metadata["vocab_file"], metadata["lower_case"]) == ("vocab.txt", True)
+  with open(os.path.join(output_dir, "vocab.txt"), "rb") as copy, \
+      open(helpers.SAMPLE_VOCAB, "rb") as original:
+    assert copy.read() == original.read()

@@ -120,3 +120,36 @@ def test_a_bad_value_fails_before_anything_is_built(binding, name, tmp_path):
   official_runner.parse_config(["configs/pretrain/electra_small.gin"], [binding])
   with pytest.raises(ValueError, match=name):
     run_experiment("train", str(tmp_path))
+
+
+def test_export_hf_writes_transformers_folders_that_a_new_run_starts_from(
+    records, tmp_path, capsys):
+  first = tmp_path / "first"
+  bindings = tiny_electra_bindings(*records, train_steps=2)
+  _run("train", first, bindings)
+  _run("export_hf", first, bindings)
+  hf_dir = first / "export" / "hf" / "2"
+  assert sorted(os.listdir(hf_dir)) == ["discriminator", "generator"]
+  for name, architecture in (("discriminator", "ElectraForPreTraining"),
+                             ("generator", "ElectraForMaskedLM")):
+    config = json.load(open(hf_dir / name / "config.json"))
+    assert config["architectures"] == [architecture]
+    assert sorted(os.listdir(hf_dir / name)) == ["config.json", "model.safetensors"]
+
+  # A new run from those folders (learning rate 0: one step leaves the weights as loaded).
+  second = tmp_path / "second"
+  _run("train", second, bindings + [
+      "create_optimizer.learning_rate = 0.0", "create_optimizer.warmup_steps = 0",
+      "TrainerConfig.train_steps = 1",
+      f"TrainerConfig.init_checkpoint = '{hf_dir / 'discriminator'}'",
+      f"TrainerConfig.init_generator_checkpoint = '{hf_dir / 'generator'}'"])
+  assert "keep their initialisation" in capsys.readouterr().out
+  first_checkpoint = tf.train.latest_checkpoint(str(first))
+  second_checkpoint = tf.train.latest_checkpoint(str(second))
+  model_keys = [name for name, _ in tf.train.list_variables(first_checkpoint)
+                if name.startswith("model/") and "OPTIMIZER_SLOT" not in name
+                and "_generator" not in name]  # dropout RNG states are not weights
+  assert len(model_keys) > 50
+  for key in model_keys:
+    np.testing.assert_array_equal(tf.train.load_variable(first_checkpoint, key),
+                                  tf.train.load_variable(second_checkpoint, key), err_msg=key)

@@ -32,6 +32,7 @@ from training.experiment import run_experiment
 from training.export import ExportConfig
 from training.export_glue import GlueServingModule
 from training.export_task import export_for_task
+from training.export_task import export_vocab
 from training.export_task import text_preprocessor
 from training.optimization import create_optimizer
 
@@ -85,7 +86,8 @@ def _glue_ids(texts_a, texts_b=None):
 
 
 def _squad_reference(task, model):
-  """Answers of the in-memory model through the offline windows and post-processing."""
+  """Answers of the in-memory model through the offline windows and post-processing, the
+  windows (numpy, the records' feature names) and the model's beam outputs on them."""
   examples = [SquadExample(qas_id=str(i), question=q, context=c, answers=[],
                            is_impossible=True, title="")
               for i, (q, c) in enumerate(zip(QUESTIONS, CONTEXTS))]
@@ -103,7 +105,9 @@ def _squad_reference(task, model):
   gathered.update({name: outputs[name].numpy() for name in squad_postprocess.BEAM_OUTPUTS})
   predictions, _, _ = squad_postprocess.postprocess(examples, gathered, n_best_size=20,
                                                     max_answer_length=task.max_answer_length)
-  return [predictions[str(i)] for i in range(len(examples))]
+  beam = {name: outputs[name].numpy() for name in squad_postprocess.BEAM_OUTPUTS +
+          ("answerability_logits",)}
+  return [predictions[str(i)] for i in range(len(examples))], windows, beam
 
 
 @pytest.fixture(scope="module")
@@ -138,8 +142,9 @@ def exported(tmp_path_factory):
       encode_pair={k: v.numpy() for k, v in encoder(pair, training=False).items()
                    if k in ("sequence_output", "pooled_output")},
       pll=models["script"].pseudo_log_likelihood(single).numpy(),
-      glue_logits=models["glue"](pair, training=False).numpy(),
-      squad_answers=_squad_reference(squad, models["squad"]))
+      glue_logits=models["glue"](pair, training=False).numpy())
+  (references["squad_answers"], references["squad_windows"],
+   references["squad_beam"]) = _squad_reference(squad, models["squad"])
 
   strings = lambda **inputs: dict(inputs=inputs, strings=True)
   ints = lambda ids: dict(inputs={k: v.tolist() for k, v in ids.items()}, strings=False)
@@ -244,7 +249,7 @@ def test_glue_regression_serves_a_score(tmp_path):
   """STS-B (in memory: the module before saving): `score` [batch], no label outputs."""
   task = helpers.glue_task(str(tmp_path), "stsb")
   model = helpers.built_model(task)
-  preprocessor = text_preprocessor(task, ExportConfig())  # the records' vocab
+  preprocessor = text_preprocessor(task, export_vocab(task, ExportConfig(), str(tmp_path)))
   module = GlueServingModule(model, task.spec, preprocessor)
   outputs = module.serve_text(text_a=tf.constant(TEXTS), text_b=tf.constant(PAIRS))
   assert sorted(outputs) == ["score"]
@@ -277,3 +282,65 @@ def test_missing_checkpoint_is_a_clear_error(tmp_path):
     run_experiment("export", str(tmp_path), task=helpers.script_task(),
                    checkpoint_path=str(tmp_path / "ckpt-9"))
   gin.clear_config()
+
+
+def _serialized(ids, **extra_int_features):
+  """tf.Examples of int64 features: `ids` (name -> [batch, seq]) and constant extras."""
+  rows = []
+  for row in range(len(next(iter(ids.values())))):
+    features = {name: tf.train.Feature(int64_list=tf.train.Int64List(value=values[row]))
+                for name, values in ids.items()}
+    features.update({name: tf.train.Feature(int64_list=tf.train.Int64List(value=value))
+                     for name, value in extra_int_features.items()})
+    rows.append(tf.train.Example(features=tf.train.Features(feature=features))
+                .SerializeToString())
+  return tf.constant(rows)
+
+
+def test_every_export_has_serving_default_and_the_examples_signature(exported):
+  """`serving_default` is the main signature (Model Garden's `serve`); `serve_examples`
+  parses the training records' features, the extra ones (masks, labels) ignored."""
+  references, paths = exported["references"], exported["paths"]
+  encoder = tf.saved_model.load(paths["encoder"]).signatures
+  single = {name: tf.constant(value) for name, value in references["single"].items()}
+  records = _serialized({name: value.tolist() for name, value in references["single"].items()},
+                        masked_lm_positions=[1, 2, 0, 0], masked_lm_ids=[7, 8, 0, 0])
+  for outputs in (encoder["serving_default"](**single), encoder["serve_examples"](records)):
+    for name in ("sequence_output", "pooled_output"):
+      _close(outputs[name], references["encode_single"][name])
+
+  glue = tf.saved_model.load(paths["glue_mrpc"]).signatures
+  pair = references["pair"]
+  records = _serialized(dict(input_ids=pair["input_word_ids"].tolist(),
+                             input_mask=pair["input_mask"].tolist(),
+                             segment_ids=pair["input_type_ids"].tolist()),
+                        label_ids=[1], example_id=[3])
+  for outputs in (glue["serving_default"](**{k: tf.constant(v) for k, v in pair.items()}),
+                  glue["serve_examples"](records)):
+    _close(outputs["logits"], references["glue_logits"])
+
+  squad = tf.saved_model.load(paths["squad"]).signatures
+  answers = squad["serving_default"](question=tf.constant(QUESTIONS),
+                                     context=tf.constant(CONTEXTS))["answer_text"]
+  assert [a.decode("utf-8") for a in answers.numpy()] == references["squad_answers"]
+  windows = references["squad_windows"]
+  records = _serialized({name: windows[name].tolist() for name in (
+      "input_ids", "input_mask", "segment_ids", "paragraph_mask", "token_char_starts")},
+                        start_positions=[0], is_impossible=[1])
+  beam = squad["serve_examples"](records)
+  assert sorted(beam) == sorted(references["squad_beam"])
+  for name, expected in references["squad_beam"].items():
+    if "index" in name:
+      np.testing.assert_array_equal(beam[name], expected)
+    else:
+      _close(beam[name], expected)
+
+
+def test_every_export_carries_the_vocab_and_casing(exported):
+  with open(helpers.VOCAB_FILE, "rb") as f:
+    vocab = f.read()
+  for name, path in exported["paths"].items():
+    with open(os.path.join(path, "vocab.txt"), "rb") as f:
+      assert f.read() == vocab, name
+    with open(os.path.join(path, "tokenization.json")) as f:
+      assert json.load(f) == {"lower_case": True}, name

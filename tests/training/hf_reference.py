@@ -1,0 +1,110 @@
+"""transformers as the independent reference for the HuggingFace-format tests, and tiny models.
+
+transformers 4.57's TF classes run on tf_keras, so no torch is needed. Their
+`from_pretrained` cannot read a PyTorch-format model.safetensors with safetensors >= 0.4
+(it iterates over a `safe_open` handle, which is not iterable), so `load_transformers_model`
+does what it does with the same transformers functions: the config from config.json, the
+model built, then transformers' own PyTorch-name -> TF-weight conversion
+(`load_pytorch_state_dict_in_tf2_model`), which reports missing and unexpected weights.
+"""
+import os
+
+import numpy as np
+from safetensors.numpy import load_file
+from safetensors.numpy import save_file
+import tensorflow as tf
+import transformers
+from transformers.modeling_tf_pytorch_utils import convert_tf_weight_name_to_pt_weight_name
+from transformers.modeling_tf_pytorch_utils import load_pytorch_state_dict_in_tf2_model
+from transformers.modeling_tf_pytorch_utils import TransposeType
+
+from modeling.bert import BertPretrainer
+from modeling.electra import ElectraPretrainer
+from modeling.electra_hp import ElectraHpPretrainer
+from modeling.encoder_config import encoder_config
+from modeling.script import ScriptPretrainer
+from modeling.teams import TeamsPretrainer
+
+VOCAB = 50
+
+
+def load_transformers_model(architecture: str, directory: str):
+  """Loads `directory` into transformers' TF `architecture` (e.g. "ElectraForPreTraining").
+
+  Returns:
+    (model, loading info with `missing_keys`, `unexpected_keys`, `mismatched_keys`).
+  """
+  config = transformers.AutoConfig.from_pretrained(directory)
+  model = getattr(transformers, "TF" + architecture)(config)
+  model(model.dummy_inputs, training=False)
+  return load_pytorch_state_dict_in_tf2_model(
+      model, load_file(os.path.join(directory, "model.safetensors")), tf_inputs=False,
+      allow_missing_keys=True, output_loading_info=True)
+
+
+def save_as_pytorch_checkpoint(model, directory: str) -> None:
+  """Writes a transformers TF model as its PyTorch class would (names, layouts, config).
+
+  Names and transposes come from transformers' own TF -> PyTorch name conversion.
+  """
+  state = {}
+  for weight in model.weights:
+    name, transpose = convert_tf_weight_name_to_pt_weight_name(
+        weight.name, tf_weight_shape=weight.shape)
+    value = weight.numpy()
+    state[name] = np.ascontiguousarray(value.T if transpose == TransposeType.SIMPLE else value)
+  os.makedirs(directory, exist_ok=True)
+  save_file(state, os.path.join(directory, "model.safetensors"), metadata={"format": "pt"})
+  model.config.save_pretrained(directory)
+
+
+def scramble_weights(variables, seed: int = 0, scale: float = 0.3) -> None:
+  """Sets every variable to N(0, scale) noise (LayerNorm gammas around 1), so that any
+  misplaced or mis-transposed weight changes the outputs far beyond float rounding."""
+  rng = np.random.default_rng(seed)
+  for variable in variables:
+    noise = rng.normal(0.0, scale, variable.shape)
+    if "gamma" in variable.name or "LayerNorm/weight" in variable.name:
+      noise += 1.0
+    variable.assign(noise.astype(np.float32))
+
+
+def transformers_outputs(model, inputs):
+  """(last hidden state [batch, seq, hidden], head logits) of a transformers TF model."""
+  output = model(input_ids=inputs["input_word_ids"], attention_mask=inputs["input_mask"],
+                 token_type_ids=inputs["input_type_ids"], training=False,
+                 output_hidden_states=True)
+  logits = getattr(output, "logits", None)
+  return output.hidden_states[-1], logits
+
+
+def all_positions(inputs) -> tf.Tensor:
+  """int32 [batch, seq]: every position, for a masked-LM head's full logits."""
+  batch, seq = inputs["input_word_ids"].shape
+  return tf.tile(tf.range(seq)[tf.newaxis], [batch, 1])
+
+
+def tiny_config(**overrides):
+  """The "tiny" preset (L2 H32 A2 E16) over VOCAB word pieces, dropout off."""
+  return encoder_config("tiny", vocab_size=VOCAB, overrides=dict(
+      dropout_rate=0.0, attention_dropout_rate=0.0, **overrides))
+
+
+def our_outputs(part, inputs):
+  """(sequence output, head logits or None) of one part; builds it on first call."""
+  sequence = part.encoder(inputs, training=False)["sequence_output"]
+  if part.head is None:
+    return sequence, None
+  if part.architecture == "ElectraForPreTraining":
+    return sequence, part.head(sequence)
+  return sequence, part.head(sequence, all_positions(inputs))
+
+
+# A tiny model of every objective (BERT with E == H, as BertForMaskedLM needs).
+MODELS = {
+    "electra": lambda: ElectraPretrainer(tiny_config(), generator_width_multiplier=0.5),
+    "electra_hp": lambda: ElectraHpPretrainer(tiny_config(), generator_width_multiplier=0.5),
+    "teams": lambda: TeamsPretrainer(tiny_config(num_layers=2)),
+    "script": lambda: ScriptPretrainer(tiny_config()),
+    "bert": lambda: BertPretrainer(tiny_config(embedding_size=32)),
+}

@@ -1,0 +1,100 @@
+"""Every gin name a user can write is checked: files, bindings, macros; from any folder."""
+import glob
+import os
+import subprocess
+import sys
+
+import gin
+import pytest
+
+import official_runner
+from training.gin_config import ConfigError
+
+REPO_ROOT = official_runner.REPO_ROOT
+GLUE = "configs/finetune/glue_rte.gin"
+# Files meant to be run (the others are included by them, or added after them).
+RUNNABLE = sorted(
+    [os.path.relpath(path, REPO_ROOT) for path in
+     glob.glob(os.path.join(REPO_ROOT, "configs", "pretrain", "*.gin")) +
+     glob.glob(os.path.join(REPO_ROOT, "configs", "finetune", "glue_*.gin")) +
+     glob.glob(os.path.join(REPO_ROOT, "configs", "finetune", "squad_v*.gin"))
+     if not path.endswith("glue_base.gin")] + ["configs/quickstart.gin"])
+
+
+@pytest.mark.parametrize("config", RUNNABLE)
+def test_every_runnable_config_parses_from_another_folder_with_every_macro_read(
+    config, tmp_path, monkeypatch):
+  monkeypatch.chdir(tmp_path)
+  official_runner.parse_config([config], [])
+  gin.clear_config()
+  official_runner.parse_config([os.path.join(REPO_ROOT, config)], [])
+
+
+def test_the_size_files_added_after_a_task_file_read_their_macros():
+  official_runner.parse_config([GLUE, "configs/finetune/size_large.gin"], [])
+  assert gin.query_parameter("%layerwise_lr_decay") == 0.9
+
+
+def test_a_misspelled_macro_on_the_command_line_names_it_and_the_nearest_macro():
+  with pytest.raises(ConfigError, match=r"^macro 'init_chekpoint' is defined but nothing "
+                     r"reads it .* \(did you mean 'init_checkpoint'\?\)$"):
+    official_runner.parse_config([GLUE], ["init_chekpoint = 'runs/x'"])
+
+
+def test_a_reference_to_an_undefined_macro_names_it_and_the_nearest_macro():
+  with pytest.raises(ConfigError, match=r"^macro %init_chekpoint is used but never defined "
+                     r"\(did you mean 'init_checkpoint'\?\)$"):
+    official_runner.parse_config([GLUE], ["TrainerConfig.init_checkpoint = %init_chekpoint"])
+
+
+@pytest.mark.parametrize("binding, message", [
+    ("ElectraPretrainingTask.rtd_wieght = 3.0", "(did you mean 'rtd_weight'?)"),
+    ("ElectraPretraningTask.seed = 3", "(did you mean 'ElectraPretrainingTask'?)"),
+    ("TrainerConfig.train_steps = ", "--gin_param: Unable to parse value in "
+                                     "'TrainerConfig.train_steps = '"),
+])
+def test_a_bad_binding_is_one_line_with_the_nearest_name(binding, message):
+  with pytest.raises(ConfigError) as error:
+    official_runner.parse_config(["configs/pretrain/electra_small.gin"], [binding])
+  assert message in str(error.value) and "\n" not in str(error.value)
+
+
+def test_a_missing_gin_file_is_named_with_where_it_was_looked_for(tmp_path, monkeypatch):
+  monkeypatch.chdir(tmp_path)
+  with pytest.raises(ConfigError) as error:
+    official_runner.parse_config(["configs/pretrain/electra_smal.gin"], [])
+  assert str(error.value) == (
+      f"--gin_file=configs/pretrain/electra_smal.gin: no such file (looked in {tmp_path}, "
+      f"{REPO_ROOT}) (did you mean 'configs/pretrain/electra_small.gin'?)")
+
+
+def test_a_missing_include_and_an_unreadable_file_are_named(tmp_path):
+  including = tmp_path / "mine.gin"
+  including.write_text("include 'configs/base/electra.gin'\ninclude 'configs/base/electr.gin'\n")
+  with pytest.raises(ConfigError) as error:
+    official_runner.parse_config([str(including)], [])
+  text = str(error.value)
+  assert text.startswith(f"--gin_file={including}: Unable to open file: "
+                         "configs/base/electr.gin.")
+  assert f'In file "{including}", line 2' in text
+  assert text.endswith("(did you mean 'configs/base/electra.gin'?)")
+
+  binary = tmp_path / "binary.gin"
+  binary.write_bytes(b"TrainerConfig.train_steps = 3\n\xff\xfe\n")
+  with pytest.raises(ConfigError, match=f"^--gin_file={binary}: 'utf-8' codec can't decode"):
+    official_runner.parse_config([str(binary)], [])
+
+
+def test_the_runner_exits_with_one_line_and_writes_nothing(tmp_path):
+  model_dir = tmp_path / "run"
+  result = subprocess.run(
+      [sys.executable, os.path.join(REPO_ROOT, "official_runner.py"), "--mode=train",
+       f"--gin_file={GLUE}", "--gin_param=init_chekpoint='runs/x'", f"--model_dir={model_dir}"],
+      cwd=tmp_path, capture_output=True, text=True, timeout=300, check=False,
+      env=dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3"))
+  assert result.returncode == 1
+  assert "Traceback" not in result.stderr
+  assert result.stderr.strip().splitlines()[-1] == (
+      "error: macro 'init_chekpoint' is defined but nothing reads it (no %init_chekpoint in "
+      "the config) (did you mean 'init_checkpoint'?)")
+  assert not model_dir.exists()

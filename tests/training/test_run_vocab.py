@@ -1,0 +1,120 @@
+"""The vocab and casing travel with records, checkpoints and exports; runs on ram:// work."""
+import json
+import os
+import shutil
+
+import gin
+import numpy as np
+import pytest
+import tensorflow as tf
+import tensorflow_text  # noqa: F401  registers the tokenizer ops
+
+import official_runner
+from data import tokenization
+from tasks.pretraining_task import PretrainingData
+from tests.data import helpers as data_helpers
+from tests.training import export_helpers
+from tests.training.helpers import tiny_electra_bindings
+from training.experiment import run_experiment
+from training.export import ExportConfig
+from training.export_task import export_for_task
+from training.export_task import export_vocab
+from training.run_vocab import check_init_checkpoint_vocab
+from training.run_vocab import read_run_vocab
+from training.run_vocab import records_vocab
+from training.run_vocab import RunVocab
+from training.run_vocab import write_run_vocab
+
+SAMPLE = data_helpers.SAMPLE_VOCAB
+
+
+class _PretrainingTask:  # what records_vocab reads of a pretraining task
+  def __init__(self, pattern):
+    self.data = PretrainingData(train_file_pattern=pattern)
+
+
+def _bindings(records, train_steps):
+  """A tiny ELECTRA run on records of the sample vocab (seq 64, 10 predictions)."""
+  pattern = os.path.join(records, "pretrain-*")
+  changed = {"encoder_config.vocab_size": "7669", "PretrainingData.seq_length": "64",
+             "PretrainingData.max_predictions_per_seq": "10"}
+  bindings = []
+  for binding in tiny_electra_bindings(pattern, pattern, train_steps=train_steps):
+    name = binding.split(" = ")[0]
+    bindings.append(f"{name} = {changed[name]}" if name in changed else binding)
+  return bindings
+
+
+def test_train_and_eval_and_export_run_on_another_filesystem_with_the_records_vocab(tmp_path):
+  root = f"ram://{tmp_path.name}"
+  records, run = f"{root}/records", f"{root}/run"
+  data_helpers.make_records(records, dupe_factor=1, num_shards=2)
+  official_runner.parse_config([], _bindings(records, train_steps=2))
+  final = run_experiment("train_and_eval", run)
+  with tf.io.gfile.GFile(f"{run}/metrics.jsonl") as f:
+    lines = [json.loads(line) for line in f]
+  assert [(line["step"], line["split"]) for line in lines] == [(2, "eval")]
+  assert final["disc_loss"] == pytest.approx(lines[0]["disc_loss"])
+  assert tf.train.latest_checkpoint(run).endswith("ckpt-2")
+  assert read_run_vocab(run) == RunVocab(f"{run}/vocab.txt", True)
+
+  run_experiment("export", run)  # no ExportConfig.vocab_file: the run's copy
+  encoder = tf.saved_model.load(f"{run}/export/encoder/2")
+  assert {"serving_default", "encode", "serve_examples", "encode_text",
+          "encode_text_pair"} <= set(encoder.signatures)
+  text = "In the beginning God created the heaven and the earth."
+  ids = tokenization.WordpieceTokenizer(SAMPLE).tokenize_flat([text])[0]
+  word_ids = np.zeros([1, 64], np.int32)
+  word_ids[0, :len(ids) + 2] = [2] + list(ids) + [3]  # [CLS] ... [SEP]
+  by_ids = encoder.signatures["encode"](input_word_ids=tf.constant(word_ids),
+                                        input_mask=tf.constant((word_ids > 0).astype(np.int32)),
+                                        input_type_ids=tf.zeros_like(word_ids))
+  by_text = encoder.signatures["encode_text"](text=tf.constant([text]))
+  np.testing.assert_allclose(by_text["pooled_output"], by_ids["pooled_output"], atol=1e-5)
+  for name in ("encoder", "hub_preprocessor", "hub_encoder"):
+    assert read_run_vocab(f"{run}/export/{name}/2") is not None, name
+
+
+def test_records_keep_their_vocab_when_moved(tmp_path, monkeypatch):
+  data_helpers.make_records(tmp_path / "made", dupe_factor=1, num_shards=1)
+  shutil.move(str(tmp_path / "made"), str(tmp_path / "moved"))
+  monkeypatch.chdir(tmp_path)
+  vocab = records_vocab(_PretrainingTask(str(tmp_path / "moved" / "pretrain-*")))
+  assert vocab == RunVocab(str(tmp_path / "moved" / "vocab.txt"), True)
+  assert records_vocab(_PretrainingTask(str(tmp_path / "none-*"))) is None
+
+
+def test_another_casing_or_vocab_stops_a_resumed_run_an_export_and_a_warm_start(tmp_path):
+  run = str(tmp_path / "run")
+  write_run_vocab(run, RunVocab(SAMPLE, True))
+  write_run_vocab(run, RunVocab(SAMPLE, True))  # the same again: fine
+  with pytest.raises(ValueError, match=r"run was trained with another vocab than this "
+                     r"run's: .*vocab.txt is used with lower_case=True, .*vocab.txt with "
+                     r"lower_case=False"):
+    write_run_vocab(run, RunVocab(SAMPLE, False))
+  other = tmp_path / "other.txt"
+  other.write_text("\n".join(tokenization.SPECIAL_TOKENS + ("a", "b")) + "\n")
+  with pytest.raises(ValueError, match="hold different tokens"):
+    write_run_vocab(run, RunVocab(str(other), True))
+
+  task = _PretrainingTask("")
+  with pytest.raises(ValueError, match=f"ExportConfig: {run} was trained with another vocab: "
+                     ".*lower_case=True.*lower_case=False"):
+    export_vocab(task, ExportConfig(vocab_file=SAMPLE, lower_case=False), run)
+  assert export_vocab(task, ExportConfig(), run) == RunVocab(f"{run}/vocab.txt", True)
+
+  with pytest.raises(ValueError, match=f"TrainerConfig.init_checkpoint={run}/ckpt-3 was "
+                     "trained with another vocab than this run's records"):
+    check_init_checkpoint_vocab(f"{run}/ckpt-3", RunVocab(SAMPLE, False))
+  check_init_checkpoint_vocab(run, RunVocab(SAMPLE, True))
+  gin.clear_config()
+
+
+def test_a_finetuning_export_whose_vocab_is_gone_names_what_is_missing(tmp_path):
+  task = export_helpers.glue_task(str(tmp_path))
+  task.meta_data["vocab_file"] = "gone/vocab.txt"
+  assert records_vocab(task) is None
+  with pytest.raises(ValueError, match=r"no vocab to export GlueTask with: .*run holds no vocab.txt "
+                     r"and the vocab 'gone/vocab.txt' of .*meta_data.json is not there; set "
+                     r"ExportConfig.vocab_file"):
+    export_for_task(task, export_helpers.built_model(task), str(tmp_path / "run"), 1)

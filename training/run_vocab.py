@@ -1,0 +1,129 @@
+"""The vocab and casing a run tokenizes with, kept next to its checkpoints and in its exports.
+
+A run that trains copies them into DIR (`vocab.txt`, `tokenization.json` = {"lower_case"}),
+from its records: a fine-tuning task's `meta_data.json`, or the `metadata.json` written next
+to pretraining shards. Export reads them back from DIR, so text signatures exist whenever the
+run's records named a vocab, and the casing is the one the model was trained with; an
+ExportConfig or a resumed run that disagrees with DIR's copy stops, naming both.
+"""
+import dataclasses
+import json
+import os
+from typing import Optional
+
+from absl import logging
+import tensorflow as tf
+
+VOCAB_FILE = "vocab.txt"
+TOKENIZATION_FILE = "tokenization.json"
+PRETRAINING_METADATA_FILE = "metadata.json"
+
+
+@dataclasses.dataclass(frozen=True)
+class RunVocab:
+  """A WordPiece vocab file and whether text is lower-cased (and accent-stripped) for it."""
+  vocab_file: str
+  lower_case: bool
+
+  def tokens(self) -> bytes:
+    with tf.io.gfile.GFile(self.vocab_file, "rb") as f:
+      return f.read()
+
+  def disagreement(self, other: "RunVocab") -> Optional[str]:
+    """Why `other` tokenizes text differently from this vocab, or None when it does not."""
+    if self.lower_case != other.lower_case:
+      return (f"{self.vocab_file} is used with lower_case={self.lower_case}, "
+              f"{other.vocab_file} with lower_case={other.lower_case}")
+    if self.tokens() != other.tokens():
+      return f"{self.vocab_file} and {other.vocab_file} hold different tokens"
+    return None
+
+
+def read_run_vocab(directory: str) -> Optional[RunVocab]:
+  """The RunVocab saved in `directory` (a run or an export), or None."""
+  vocab_file = os.path.join(directory, VOCAB_FILE)
+  settings_file = os.path.join(directory, TOKENIZATION_FILE)
+  if not (tf.io.gfile.exists(vocab_file) and tf.io.gfile.exists(settings_file)):
+    return None
+  with tf.io.gfile.GFile(settings_file) as f:
+    return RunVocab(vocab_file, bool(json.load(f)["lower_case"]))
+
+
+def write_run_vocab(directory: str, vocab: RunVocab) -> None:
+  """Copies `vocab` into `directory` (vocab.txt, then tokenization.json).
+
+  Raises:
+    ValueError: `directory` already holds another vocab or casing (e.g. a resumed run whose
+      new records were made with another vocab).
+  """
+  saved = read_run_vocab(directory)
+  if saved is not None:
+    reason = saved.disagreement(vocab)
+    if reason:
+      raise ValueError(f"{directory} was trained with another vocab than this run's: {reason}")
+    return
+  tf.io.gfile.makedirs(directory)
+  tf.io.gfile.copy(vocab.vocab_file, os.path.join(directory, VOCAB_FILE), overwrite=True)
+  with tf.io.gfile.GFile(os.path.join(directory, TOKENIZATION_FILE), "w") as f:
+    json.dump({"lower_case": vocab.lower_case}, f)
+
+
+def _existing(path: str, relative_to: str) -> Optional[str]:
+  """`path` if it exists, else the same name under `relative_to` if that exists."""
+  for candidate in (path, os.path.join(relative_to, path)):
+    if candidate and tf.io.gfile.exists(candidate):
+      return candidate
+  return None
+
+
+def records_vocab(task) -> Optional[RunVocab]:
+  """The vocab the task's training records were made with, or None when they do not say.
+
+  Fine-tuning tasks: `task.meta_data` ("vocab_file", "lower_case"; a relative vocab path is
+  also looked up in the data directory). Pretraining tasks: the `metadata.json` next to the
+  first training file (its "vocab_file", a copy next to it; older records: the job's
+  settings).
+  """
+  meta_data = getattr(task, "meta_data", None)
+  if meta_data is not None:
+    found = _existing(meta_data.get("vocab_file", ""), task.data.data_dir)
+    if found is None:
+      logging.warning("%s/meta_data.json names the vocab %r, which is not there: no vocab is "
+                      "kept with the run", task.data.data_dir, meta_data.get("vocab_file"))
+      return None
+    return RunVocab(found, bool(meta_data["lower_case"]))
+  pattern = getattr(getattr(task, "data", None), "train_file_pattern", "").split(",")[0]
+  files = tf.io.gfile.glob(pattern) if pattern else []
+  if not files:
+    return None
+  directory = os.path.dirname(sorted(files)[0])
+  metadata_file = os.path.join(directory, PRETRAINING_METADATA_FILE)
+  if not tf.io.gfile.exists(metadata_file):
+    return None
+  with tf.io.gfile.GFile(metadata_file) as f:
+    metadata = json.load(f)
+  settings = metadata.get("settings", {})
+  if metadata.get("vocab_file"):  # the job's copy, next to the shards
+    found = _existing(os.path.join(directory, metadata["vocab_file"]), directory)
+  else:  # records of older jobs: the path the job was given
+    found = _existing(settings.get("vocab_file", ""), directory)
+  if found is None:
+    logging.warning("%s names the vocab %r, which is not there: no vocab is kept with the run",
+                    metadata_file, metadata.get("vocab_file") or settings.get("vocab_file"))
+    return None
+  return RunVocab(found, bool(metadata.get("lower_case", settings.get("lower_case", True))))
+
+def check_init_checkpoint_vocab(init_checkpoint: str, vocab: RunVocab) -> None:
+  """Stops a warm start from a run that kept another vocab or casing than `vocab`.
+
+  Raises:
+    ValueError: naming the checkpoint and the difference.
+  """
+  is_prefix = tf.io.gfile.exists(init_checkpoint + ".index")
+  directory = (os.path.dirname(init_checkpoint) if is_prefix or
+               not tf.io.gfile.isdir(init_checkpoint) else init_checkpoint)
+  saved = read_run_vocab(directory)
+  reason = saved.disagreement(vocab) if saved is not None else None
+  if reason:
+    raise ValueError(f"TrainerConfig.init_checkpoint={init_checkpoint} was trained with "
+                     f"another vocab than this run's records: {reason}")
