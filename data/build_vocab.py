@@ -15,6 +15,7 @@ bad-input rules as the preprocessing job: empty and binary files are skipped, an
 lines that are not valid UTF-8 or are longer than --max_line_bytes.
 --vocab_size is a ceiling: a small corpus may give fewer tokens.
 """
+import math
 import time
 from typing import Iterator, List, Optional, Sequence, Tuple, Union
 
@@ -28,11 +29,13 @@ from tokenizers import normalizers
 from tokenizers import pre_tokenizers
 from tokenizers import trainers
 
+from data import progress
 from data import text_reading
 from data import tokenization
 
 # Bytes read (and handed to the trainer as one text) at a time, cut at a line end: small
-# enough that the trainer spreads the texts over its threads (64 KiB measured fastest).
+# enough that the trainer spreads the texts over its threads (64 KiB measured fastest). The
+# trainer pulls 256 texts at a time, so progress lines run up to 16 MB ahead of the counting.
 _BLOCK_BYTES = 64 * 1024
 _PROGRESS_SECONDS = 5.0
 
@@ -96,22 +99,21 @@ def iter_text_blocks(files: Sequence[str],
 
 
 def _with_progress(blocks: Iterator[Tuple[str, int]], total_bytes: int) -> Iterator[str]:
-  """Yields the blocks' texts, logging bytes read, rate and ETA every few seconds."""
-  start = last = time.time()
-  done = 0
+  """Yields the blocks' texts, logging MB counted, rate and ETA every few seconds."""
+  total_mb = max(1, math.ceil(total_bytes / 1e6))
+  counting = progress.Progress("build_vocab: counting words", total_mb, "MB",
+                               interval=_PROGRESS_SECONDS)
+  done_bytes, reported_mb = 0, 0
   for text, size in blocks:
     yield text
-    done += size
-    now = time.time()
-    if now - last >= _PROGRESS_SECONDS and done < total_bytes:
-      last = now
-      rate = done / (now - start)
-      logging.info("build_vocab: counted %.1f of %.1f MB (%.0f%%), %.1f MB/s, ETA %.0f s "
-                   "(then learning the pieces)", done / 1e6, total_bytes / 1e6,
-                   100.0 * done / total_bytes, rate / 1e6, (total_bytes - done) / rate)
-  if time.time() - start >= _PROGRESS_SECONDS:
-    logging.info("build_vocab: counted all %.1f MB in %.0f s; learning the pieces", done / 1e6,
-                 time.time() - start)
+    done_bytes += size
+    done_mb = min(done_bytes // 1_000_000, total_mb)
+    if done_mb > reported_mb:
+      counting.update(done_mb - reported_mb)
+      reported_mb = done_mb
+  if reported_mb < total_mb:
+    counting.update(total_mb - reported_mb)
+  logging.info("build_vocab: learning the pieces")
 
 
 def wordpiece_tokenizer(lower_case: bool, strip_accents: bool) -> Tokenizer:
@@ -149,7 +151,10 @@ def build_vocab(input_files: Union[str, Sequence[str]], vocab_size: int,
     max_line_bytes: longer lines are skipped.
 
   Returns:
-    The vocab in id order: [PAD] [UNK] [CLS] [SEP] [MASK], characters, learned pieces.
+    The vocab in id order: [PAD] [UNK] [CLS] [SEP] [MASK], the characters and their "##"
+    continuations, the learned pieces in the order learned. Two runs can differ in a few
+    pieces where pair counts tie (the trainer breaks ties in hash order:
+    huggingface/tokenizers#1794), so keep the vocab file with the runs that use it.
 
   Raises:
     ValueError: a pattern matches nothing, or no file holds usable text.

@@ -2,7 +2,7 @@
 import json
 import os
 
-from data import glue_reader
+from data import sentence_reader
 from data import glue_tasks
 from data import squad_reader
 from scripts import build_study_corpus
@@ -53,11 +53,11 @@ def test_gloss_files_read_back_through_the_rte_reader(tmp_path):
            "test": [("he banked it", "put in a bank", "entailment")]}
   build_study_tasks.write_gloss(str(tmp_path), pairs, seed=0)
   spec = glue_tasks.GLUE_TASKS["rte"]
-  train = glue_reader.read_tsv_split(spec, str(tmp_path), "train")
+  train = sentence_reader.read_glue_split(spec, str(tmp_path), "train")
   assert sorted((e.text_a, e.text_b, e.label) for e in train) == [
       ("we sat on the bank", "a financial institution", "not_entailment"),
       ("we sat on the bank", "land by a river", "entailment")]
-  test = glue_reader.read_tsv_split(spec, str(tmp_path), "test")
+  test = sentence_reader.read_glue_split(spec, str(tmp_path), "test")
   assert [(e.example_id, e.text_a, e.label) for e in test] == [(0, "he banked it", None)]
   assert (tmp_path / "test_labels.tsv").read_text() == "index\tlabel\n0\tentailment\n"
 
