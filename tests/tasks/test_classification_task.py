@@ -16,9 +16,9 @@ from tasks.glue_task import GlueTask
 from tests.tasks.finetuning_helpers import build_trainer
 from tests.tasks.finetuning_helpers import tokenizer
 from tests.tasks.finetuning_helpers import write_tsv
-from training.export import ExportConfig
 from training.export_glue import GlueServingModule
 from training.export_task import text_preprocessor
+from training.run_vocab import records_vocab
 
 # Ten string labels; each class has its own word, so the task is learnable in a few steps.
 LABELS = ["adj.all", "adv.all", "noun.artifact", "noun.food", "noun.location", "noun.person",
@@ -66,7 +66,8 @@ def test_ten_classes_through_the_gin_file_metrics_predictions_and_serve_text(tmp
   assert result["accuracy"] == pytest.approx(
       100.0 * np.mean([row[1] == row[2] for row in rows[1:]]))
   # The export serves the same predictions, as label names and ids.
-  module = GlueServingModule(trainer.model, task.spec, text_preprocessor(task, ExportConfig()))
+  preprocessor = text_preprocessor(task, records_vocab(task))  # The records' vocab.
+  module = GlueServingModule(trainer.model, task.spec, preprocessor)
   served = module.serve_text(text=tf.constant([f"a {word}" for word in WORDS[:4]]))
   names = [name.decode() for name in served["label"].numpy()]
   assert names == [row[1] for row in rows[1:]]
