@@ -6,9 +6,7 @@ import shutil
 import subprocess
 import sys
 
-import numpy as np
 import pytest
-import tensorflow as tf
 
 from data import create_finetuning_data as cfd
 from data import glue_features
