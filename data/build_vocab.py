@@ -8,9 +8,10 @@ text as this library's tokenizer will (data.tokenization): `BertNormalizer` (con
 dropped, CJK characters split, lower-casing and accent stripping as the flags say) and
 `BertPreTokenizer` (split on whitespace and punctuation, as FastBertTokenizer does).
 
-The vocab starts with [PAD] [UNK] [CLS] [SEP] [MASK] (ids 0-4, BERT's order), then the
-single characters and their "##" continuations, then the learned pieces in the order they
-were learned ("##" marks a piece that continues a word). Input is read with the same
+The vocab starts with [PAD] [UNK] [CLS] [SEP] [MASK] (ids 0-4, BERT's order), then the "##"
+continuation of every character that can continue a word ("##" marks a piece that continues a
+word), the single characters, and the learned pieces in the order they were learned; the same
+corpus and settings give the same file (see `continuation_alphabet`). Input is read with the same
 bad-input rules as the preprocessing job: empty and binary files are skipped, and so are
 lines that are not valid UTF-8 or are longer than --max_line_bytes.
 --vocab_size is a ceiling: a small corpus may give fewer tokens.
@@ -61,13 +62,15 @@ def _usable_lines(block: bytes, max_line_bytes: int) -> Tuple[str, int]:
 
 def iter_text_blocks(files: Sequence[str],
                      max_line_bytes: int = text_reading.DEFAULT_MAX_LINE_BYTES,
-                     block_bytes: int = _BLOCK_BYTES) -> Iterator[Tuple[str, int]]:
+                     block_bytes: int = _BLOCK_BYTES,
+                     warn: bool = True) -> Iterator[Tuple[str, int]]:
   """Reads files in blocks of whole lines, dropping bad lines.
 
   Args:
     files: usable text files (see text_reading.plan_chunks).
     max_line_bytes: longer lines are dropped.
     block_bytes: about this many bytes per block.
+    warn: log how many lines were dropped, at the end.
 
   Yields:
     (text, bytes): a block's usable text (lines joined by "\\n") and the bytes it covered.
@@ -93,7 +96,7 @@ def iter_text_blocks(files: Sequence[str],
         text, bad = _usable_lines(pending, max_line_bytes)
         dropped += bad
         yield text, len(pending)
-  if dropped:
+  if dropped and warn:
     logging.warning("Skipped %d lines that were not valid UTF-8 or longer than %d bytes.",
                     dropped, max_line_bytes)
 
@@ -126,12 +129,44 @@ def wordpiece_tokenizer(lower_case: bool, strip_accents: bool) -> Tokenizer:
   return tokenizer
 
 
+def continuation_alphabet(files: Sequence[str], tokenizer: Tokenizer,
+                          max_line_bytes: int = text_reading.DEFAULT_MAX_LINE_BYTES
+                          ) -> List[str]:
+  """"##c" for every character c of the corpus that can continue a word once normalised.
+
+  Given to the trainer before it counts, these pieces get fixed ids (sorted). Left to it, it
+  numbers them in hash order and breaks ties between equally frequent pairs by those numbers,
+  so two runs learn different vocabs (huggingface/tokenizers#1794). It also lets every
+  character of the corpus continue a word, as in BERT's vocab, instead of only those seen in
+  that position.
+
+  Args:
+    files: the usable corpus files.
+    tokenizer: `wordpiece_tokenizer`'s (its normaliser and pre-tokeniser).
+    max_line_bytes: longer lines are skipped, as in training.
+
+  Returns:
+    The "##" pieces, sorted.
+  """
+  raw_chars = set()
+  for text, _ in iter_text_blocks(files, max_line_bytes, warn=False):
+    raw_chars.update(text)
+  chars = set()
+  for raw_char in raw_chars:
+    for char in tokenizer.normalizer.normalize_str(raw_char):
+      word = "a" + char  # Punctuation, CJK and spaces never continue a word.
+      if [piece for piece, _ in tokenizer.pre_tokenizer.pre_tokenize_str(word)] == [word]:
+        chars.add(char)
+  return [tokenization.WORD_CONTINUATION_PREFIX + char for char in sorted(chars)]
+
+
 def wordpiece_trainer(vocab_size: int, min_frequency: int,
+                      continuation_pieces: Sequence[str] = (),
                       show_progress: bool = False) -> trainers.WordPieceTrainer:
-  """The trainer: our special tokens first (ids 0-4), "##" continuation pieces."""
+  """The trainer: our special tokens first (ids 0-4), then `continuation_pieces`."""
   return trainers.WordPieceTrainer(
       vocab_size=vocab_size, min_frequency=min_frequency,
-      special_tokens=list(tokenization.SPECIAL_TOKENS),
+      special_tokens=list(tokenization.SPECIAL_TOKENS) + list(continuation_pieces),
       continuing_subword_prefix=tokenization.WORD_CONTINUATION_PREFIX,
       show_progress=show_progress)
 
@@ -151,10 +186,9 @@ def build_vocab(input_files: Union[str, Sequence[str]], vocab_size: int,
     max_line_bytes: longer lines are skipped.
 
   Returns:
-    The vocab in id order: [PAD] [UNK] [CLS] [SEP] [MASK], the characters and their "##"
-    continuations, the learned pieces in the order learned. Two runs can differ in a few
-    pieces where pair counts tie (the trainer breaks ties in hash order:
-    huggingface/tokenizers#1794), so keep the vocab file with the runs that use it.
+    The vocab in id order: [PAD] [UNK] [CLS] [SEP] [MASK], the "##" continuation of every
+    character (`continuation_alphabet`), the characters, the learned pieces in the order
+    learned. The same corpus and settings give the same vocab.
 
   Raises:
     ValueError: a pattern matches nothing, or no file holds usable text.
@@ -170,9 +204,10 @@ def build_vocab(input_files: Union[str, Sequence[str]], vocab_size: int,
   total_bytes = sum(chunk.end - chunk.start for chunk in chunks)
   tokenizer = wordpiece_tokenizer(lower_case, strip_accents)
   start = time.time()
+  continuation_pieces = continuation_alphabet(usable, tokenizer, max_line_bytes)
   tokenizer.train_from_iterator(
       _with_progress(iter_text_blocks(usable, max_line_bytes), total_bytes),
-      trainer=wordpiece_trainer(vocab_size, min_frequency))
+      trainer=wordpiece_trainer(vocab_size, min_frequency, continuation_pieces))
   token_to_id = tokenizer.get_vocab()
   vocab = sorted(token_to_id, key=token_to_id.get)
   logging.info("build_vocab: %d tokens from %.1f MB in %.1f s.", len(vocab), total_bytes / 1e6,

@@ -41,6 +41,21 @@ def test_vocab_has_special_tokens_then_word_pieces_and_tokenizes_its_corpus(tmp_
   assert tokenizer.tokenize(lines) == expected
 
 
+def test_the_same_corpus_gives_the_same_vocab():
+  # Without continuation_alphabet, six runs gave six different vocabs here (ties between
+  # equally frequent pairs broken in hash order).
+  runs = {tuple(build_vocab.build_vocab(helpers.TINY_CORPUS, vocab_size=400)) for _ in range(4)}
+  assert len(runs) == 1
+
+
+def test_continuation_alphabet_holds_letters_not_punctuation(tmp_path):
+  path = tmp_path / "corpus.txt"
+  path.write_text("Straße, Café! 42 x\n")
+  tokenizer = build_vocab.wordpiece_tokenizer(lower_case=True, strip_accents=True)
+  assert build_vocab.continuation_alphabet([str(path)], tokenizer) == [
+      "##" + char for char in "24acefrstxß"]
+
+
 def test_cased_vocab_keeps_capitals_and_a_lower_cased_tokenizer_warns(tmp_path):
   vocab = build_vocab.build_vocab(helpers.TINY_CORPUS, vocab_size=300, lower_case=False)
   assert "God" in vocab and "god" not in vocab
