@@ -36,8 +36,8 @@ def run(input_files: Union[str, Sequence[str]], vocab_file: str, output_dir: str
         max_seq_length: int = 128, max_predictions_per_seq: int = 20,
         masked_lm_prob: float = 0.15, dupe_factor: int = 40, num_shards: int = 8,
         seed: int = 12345, mask_strategy: str = "electra", whole_word_mask: bool = False,
-        max_ngram: int = 1, static_masking: bool = True, lower_case: bool = True,
-        strip_accents: Optional[bool] = None, short_seq_prob: float = 0.05,
+        max_ngram: int = 1, static_masking: bool = True,
+        lower_case: bool = tokenization.DEFAULT_LOWER_CASE, strip_accents: Optional[bool] = None, short_seq_prob: float = 0.05,
         single_segment_prob: float = 0.1,
         max_line_bytes: int = text_reading.DEFAULT_MAX_LINE_BYTES, runner: str = "local",
         num_workers: int = 1, beam_pipeline_args: Sequence[str] = ()) -> dict:
@@ -162,7 +162,7 @@ def define_flags():
   flags.DEFINE_bool("static_masking", True,
                     "Mask at preprocessing time; --nostatic_masking writes unmasked packed "
                     "examples for the dynamic-masking loader.")
-  flags.DEFINE_bool("lower_case", True, "Lower-case the text.")
+  flags.DEFINE_bool("lower_case", tokenization.DEFAULT_LOWER_CASE, "Lower-case the text.")
   flags.DEFINE_bool("strip_accents", None, "Strip accents (default: same as --lower_case).")
   flags.DEFINE_float("short_seq_prob", 0.05, "Probability of a shorter random target length.")
   flags.DEFINE_float("single_segment_prob", 0.1, "Probability of a single-segment example.")

@@ -23,6 +23,7 @@ import gin
 import tensorflow as tf
 import tf_keras
 
+from data import tokenization
 from training.text_preprocessing import TextPreprocessor
 
 ENCODER_INPUTS = ("input_word_ids", "input_mask", "input_type_ids")
@@ -72,7 +73,7 @@ class ExportConfig:
     lower_case: lower-case and strip accents (with vocab_file).
   """
   vocab_file: str = ""
-  lower_case: bool = True
+  lower_case: bool = tokenization.DEFAULT_LOWER_CASE
 
 
 def export_path(model_dir: str, name: str, version: int) -> str:

@@ -14,6 +14,8 @@ from typing import Optional
 from absl import logging
 import tensorflow as tf
 
+from data import tokenization
+
 VOCAB_FILE = "vocab.txt"
 TOKENIZATION_FILE = "tokenization.json"
 PRETRAINING_METADATA_FILE = "metadata.json"
@@ -111,7 +113,8 @@ def records_vocab(task) -> Optional[RunVocab]:
     logging.warning("%s names the vocab %r, which is not there: no vocab is kept with the run",
                     metadata_file, metadata.get("vocab_file") or settings.get("vocab_file"))
     return None
-  return RunVocab(found, bool(metadata.get("lower_case", settings.get("lower_case", True))))
+  return RunVocab(found, bool(metadata.get("lower_case", settings.get(
+      "lower_case", tokenization.DEFAULT_LOWER_CASE))))
 
 def check_init_checkpoint_vocab(init_checkpoint: str, vocab: RunVocab) -> None:
   """Stops a warm start from a run that kept another vocab or casing than `vocab`.
