@@ -37,7 +37,8 @@ def run(input_files: Union[str, Sequence[str]], vocab_file: str, output_dir: str
         masked_lm_prob: float = 0.15, dupe_factor: int = 40, num_shards: int = 8,
         seed: int = 12345, mask_strategy: str = "electra", whole_word_mask: bool = False,
         max_ngram: int = 1, static_masking: bool = True,
-        lower_case: bool = tokenization.DEFAULT_LOWER_CASE, strip_accents: Optional[bool] = None, short_seq_prob: float = 0.05,
+        lower_case: bool = tokenization.DEFAULT_LOWER_CASE,
+        strip_accents: Optional[bool] = None, short_seq_prob: float = 0.05,
         single_segment_prob: float = 0.1,
         max_line_bytes: int = text_reading.DEFAULT_MAX_LINE_BYTES, runner: str = "local",
         num_workers: int = 1, beam_pipeline_args: Sequence[str] = ()) -> dict:
