@@ -94,19 +94,19 @@ def layer_norm_slots(layer_norm, name: str) -> List[WeightSlot]:
 
 def transformer_layer_slots(block, name: str) -> List[WeightSlot]:
   """Model Garden's TransformerEncoderBlock (post-LayerNorm) as transformers' `*Layer`."""
-  attention = block._attention_layer  # pylint: disable=protected-access
+  # pylint: disable=protected-access
+  attention = block._attention_layer
   slots = []
-  for projection, dense in (("query", attention._query_dense),  # pylint: disable=protected-access
-                            ("key", attention._key_dense),  # pylint: disable=protected-access
-                            ("value", attention._value_dense)):  # pylint: disable=protected-access
+  for projection, dense in (("query", attention._query_dense), ("key", attention._key_dense),
+                            ("value", attention._value_dense)):
     slots += [WeightSlot(f"{name}.attention.self.{projection}.weight", dense.kernel, QKV_KERNEL),
               WeightSlot(f"{name}.attention.self.{projection}.bias", dense.bias)]
-  slots += dense_slots(attention._output_dense, f"{name}.attention.output.dense")  # pylint: disable=protected-access
-  slots += layer_norm_slots(block._attention_layer_norm, f"{name}.attention.output.LayerNorm")  # pylint: disable=protected-access
-  slots += dense_slots(block._intermediate_dense, f"{name}.intermediate.dense")  # pylint: disable=protected-access
-  slots += dense_slots(block._output_dense, f"{name}.output.dense")  # pylint: disable=protected-access
-  slots += layer_norm_slots(block._output_layer_norm, f"{name}.output.LayerNorm")  # pylint: disable=protected-access
-  return slots
+  return (slots
+          + dense_slots(attention._output_dense, f"{name}.attention.output.dense")
+          + layer_norm_slots(block._attention_layer_norm, f"{name}.attention.output.LayerNorm")
+          + dense_slots(block._intermediate_dense, f"{name}.intermediate.dense")
+          + dense_slots(block._output_dense, f"{name}.output.dense")
+          + layer_norm_slots(block._output_layer_norm, f"{name}.output.LayerNorm"))
 
 
 def encoder_slots(encoder, prefix: str) -> List[WeightSlot]:
