@@ -92,6 +92,7 @@ def write_sentence_data(spec: SentenceTaskSpec,
   tf.io.gfile.makedirs(output_dir)
   counts = {}
   for split, split_examples in examples.items():
+    logging.info("%s %s: encoding %d examples", spec.name, split, len(split_examples))
     features = glue_features.encode_examples(split_examples, spec, tokenizer, max_seq_length)
     counts[split] = write_tfrecord(os.path.join(output_dir, f"{split}.tf_record"), features)
     logging.info("%s %s: %d examples", spec.name, split, counts[split])
@@ -270,6 +271,7 @@ def create_squad_data(task: str, tokenizer: WordpieceTokenizer, output_dir: str,
   tf.io.gfile.makedirs(output_dir)
   counts, example_counts = {}, {}
   for split, split_examples in examples.items():
+    logging.info("%s %s: encoding %d examples", task, split, len(split_examples))
     features = squad_features.encode_examples(
         split_examples, tokenizer, max_seq_length, doc_stride, max_query_length,
         is_training=split == "train")

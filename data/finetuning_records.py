@@ -4,10 +4,13 @@ Feature names follow Model Garden's fine-tuning records (`input_ids`, `input_mas
 `segment_ids`, ...); `load_dataset` renames the encoder inputs to the names the encoder takes
 (`input_word_ids`, `input_mask`, `input_type_ids`) and casts int64 to int32.
 """
+import os
 from typing import Dict, Optional
 
 import numpy as np
 import tensorflow as tf
+
+from data.progress import Progress
 
 _ENCODER_INPUT_NAMES = {"input_ids": "input_word_ids", "segment_ids": "input_type_ids"}
 
@@ -25,11 +28,13 @@ def write_tfrecord(path: str, features: Dict[str, np.ndarray]) -> int:
     The number of rows written.
   """
   count = len(next(iter(features.values())))
+  progress = Progress(f"writing {os.path.basename(path)}", count, "records")
   with tf.io.TFRecordWriter(path) as writer:
     for row in range(count):
       example = tf.train.Example(features=tf.train.Features(
           feature={name: _feature(np.asarray(values[row])) for name, values in features.items()}))
       writer.write(example.SerializeToString())
+      progress.update()
   return count
 
 

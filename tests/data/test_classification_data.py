@@ -6,10 +6,13 @@ import shutil
 import subprocess
 import sys
 
+import numpy as np
 import pytest
 
 from data import create_finetuning_data as cfd
+from data import finetuning_records
 from data import glue_features
+from data import progress as progress_module
 from data.finetuning_records import read_records
 from data.glue_tasks import GLUE_TASKS
 from data.sentence_reader import infer_labels
@@ -196,3 +199,16 @@ def test_command_line_error_is_one_line_without_traceback(tmp_path):
       f"error: {tmp_path / 'train.csv'}: only one label ('x') in column 'label'; a classifier "
       "needs two or more (or use --regression)")
   assert not (tmp_path / "out").exists()
+
+
+def test_writing_records_logs_progress_lines(tmp_path, monkeypatch):
+  lines = []
+  monkeypatch.setattr(progress_module.logging, "info", lambda fmt, line: lines.append(line))
+  count = finetuning_records.write_tfrecord(
+      str(tmp_path / "train.tf_record"),
+      {"input_ids": np.arange(12, dtype=np.int64).reshape(3, 4),
+       "label_ids": np.array([0, 1, 0], np.int64)})
+  assert count == 3
+  # The last record always ends with a line; a fast run prints no other.
+  assert lines[-1].startswith("writing train.tf_record: 3/3 records (100%) in ")
+  assert "ETA 0m00s" in lines[-1]
