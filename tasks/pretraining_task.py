@@ -25,6 +25,7 @@ from data import masking
 from modeling.encoder_config import EncoderConfig
 
 MASKING = ("static", "dynamic")
+_DYNAMIC_MASKING_FIELDS = ("masked_lm_prob", "mask_strategy", "whole_word_mask")
 
 
 @gin.configurable
@@ -45,7 +46,8 @@ class PretrainingData:
       records (create_pretraining_data --nostatic_masking) afresh each time an example is
       read, in the input pipeline's graph (data/dynamic_masking.py).
     masked_lm_prob, mask_strategy, whole_word_mask: dynamic masking's rules, as the
-      create_pretraining_data flags of the same names (static records carry their own).
+      create_pretraining_data flags of the same names (static records carry their own:
+      changing one with masking "static" is an error).
   """
   train_file_pattern: str = ""
   eval_file_pattern: str = ""
@@ -69,6 +71,15 @@ class PretrainingData:
     if not 0.0 < self.masked_lm_prob < 1.0:
       raise ValueError(f"PretrainingData.masked_lm_prob must be in (0, 1), got "
                        f"{self.masked_lm_prob}.")
+    if self.masking == "static":
+      defaults = {field.name: field.default for field in dataclasses.fields(self)}
+      changed = [name for name in _DYNAMIC_MASKING_FIELDS
+                 if getattr(self, name) != defaults[name]]
+      if changed:
+        raise ValueError(
+            f"PretrainingData.{changed[0]} = {getattr(self, changed[0])!r} applies to dynamic "
+            "masking only (static records carry their masks): set PretrainingData.masking = "
+            "'dynamic' or leave it out.")
 
 
 @dataclasses.dataclass

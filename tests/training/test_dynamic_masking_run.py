@@ -60,7 +60,8 @@ def test_a_tiny_run_trains_and_evaluates_on_dynamic_masks(unmasked_pattern, tmp_
 
 def test_a_static_run_over_unmasked_records_stops_at_start_up(unmasked_pattern, tmp_path):
   gin.clear_config()
-  official_runner.parse_config([], _dynamic_bindings(unmasked_pattern, masking="static"))
+  official_runner.parse_config([], _dynamic_bindings(
+      unmasked_pattern, masking="static", mask_strategy="electra", whole_word_mask=False))
   with pytest.raises(ValueError, match="PretrainingData.masking = 'dynamic'"):
     run_experiment("train", str(tmp_path))
   gin.clear_config()
@@ -75,3 +76,11 @@ def test_bad_masking_settings_name_the_field_and_the_allowed_values(field, value
     PretrainingData(**{field: value})
   assert f"PretrainingData.{field} must be" in str(error.value)
   assert allowed in str(error.value) and repr(value) in str(error.value)
+
+
+def test_dynamic_settings_on_a_static_run_are_an_error_not_ignored():
+  with pytest.raises(ValueError, match=r"PretrainingData.whole_word_mask = True applies to "
+                                       r"dynamic masking only .*"
+                                       r"PretrainingData.masking = 'dynamic'"):
+    PretrainingData(whole_word_mask=True)
+  assert PretrainingData(masking="dynamic", whole_word_mask=True).whole_word_mask
