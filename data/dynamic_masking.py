@@ -6,14 +6,15 @@ static masking of `create_pretraining_data`):
 - Never selected: [PAD], [CLS], [SEP] and the other `tokenization.SPECIAL_TOKENS`.
 - Each example masks round(masked_lm_prob * maskable tokens) tokens (at least 1, at most
   max_predictions_per_seq), chosen uniformly at random; with `whole_word_mask`, whole words
-  (a piece and its "##" continuations, never across a special token) are taken in random
-  order while they fit that budget, in the same rounds as `data.masking`.
+  (a piece and its "##" continuations, never across a special token), with `max_ngram > 1`
+  spans of 1..max_ngram whole words, are taken in random order while they fit that budget,
+  in the same rounds as `data.masking`.
 - A selected token becomes [MASK] with probability `mask_token_fraction`, a random
   non-bracketed token with probability `random_token_fraction`, and stays otherwise
   (`masking.MASK_STRATEGIES`: bert 80/10/10, electra 85/0/15).
 
-Examples are a RaggedTensor [batch, (items), (pieces)] whose items are single pieces, or
-whole words with `whole_word_mask`; `mask_language_model` selects whole items.
+Examples are a RaggedTensor [batch, (items), (pieces)] whose items are the masking units
+(single pieces, whole words or spans of words); `mask_language_model` selects whole items.
 
 Two parts of tensorflow-text are replaced, because their rules differ from static masking:
 - `RandomItemSelector.get_selection_mask` picks ceil(rate * items) items, with its cap
@@ -24,9 +25,9 @@ Two parts of tensorflow-text are replaced, because their rules differ from stati
 - `MaskValuesChooser.get_mask_values` draws with stateful ops and replaces with any id of
   the vocab ([CLS], [PAD], ... included). `_StatelessMaskValuesChooser` draws statelessly
   and from `replacement_ids`.
-`mask_language_model` hands the chooser the selected pieces without their words, so in
-whole-word mode each piece draws its replacement on its own (static masking draws once per
-word); the fractions among selected tokens are the same.
+`mask_language_model` hands the chooser the selected pieces without their units, so with
+whole words or spans each piece draws its replacement on its own (static masking draws once
+per unit); the fractions among selected tokens are the same.
 
 Randomness is stateless: a [2] int64 seed per batch gives the same masks every time.
 """
@@ -36,12 +37,6 @@ import tensorflow as tf
 import tensorflow_text as text
 
 from data import masking
-
-
-def _check_config(config: masking.MaskingConfig) -> None:
-  if config.max_ngram != 1:
-    raise ValueError(f"Dynamic masking masks single pieces or whole words; max_ngram="
-                     f"{config.max_ngram} spans are only written by static masking.")
 
 
 class _BudgetedItemSelector(text.RandomItemSelector):
@@ -112,15 +107,35 @@ class _StatelessMaskValuesChooser(text.MaskValuesChooser):
     return masked_lm_ids.with_flat_values(values)
 
 
-def _items(word_ids: tf.Tensor, config: masking.MaskingConfig) -> tf.RaggedTensor:
-  """int32 [batch, seq] -> RaggedTensor [batch, (items), (pieces)] of pieces or whole words."""
-  if config.whole_word_mask:
-    maskable = tf.gather(tf.constant(config.maskable), word_ids)
-    continuation = tf.gather(tf.constant(config.word_continuation), word_ids)
-    after_unmaskable = tf.pad(~maskable[:, :-1], [[0, 0], [1, 0]], constant_values=True)
-    starts = ~maskable | ~continuation | after_unmaskable
-  else:
-    starts = tf.ones_like(word_ids, tf.bool)
+def _items(word_ids: tf.Tensor, config: masking.MaskingConfig,
+           seed: tf.Tensor) -> tf.RaggedTensor:
+  """int32 [batch, seq] -> RaggedTensor [batch, (items), (pieces)]: the masking units.
+
+  Units are single pieces; whole words (a piece and the "##" pieces after it) with
+  `whole_word_mask`; with `max_ngram > 1`, spans of 1..max_ngram whole words, the span
+  lengths drawn with weights 1/n, as `data.masking`. A unit never crosses a special token,
+  and each special token is an item of its own (never selectable).
+  """
+  if not config.whole_word_mask:
+    return tf.RaggedTensor.from_tensor(word_ids[:, :, None], ragged_rank=2)
+  maskable = tf.gather(tf.constant(config.maskable), word_ids)
+  continuation = tf.gather(tf.constant(config.word_continuation), word_ids)
+  after_unmaskable = tf.pad(~maskable[:, :-1], [[0, 0], [1, 0]], constant_values=True)
+  unit_starts = maskable & (~continuation | after_unmaskable)  # word starts
+  if config.max_ngram > 1:
+    # Cut each row's words into consecutive spans; span k starts at word first_words[k].
+    lengths = tf.range(1, config.max_ngram + 1, dtype=tf.float32)
+    span_lengths = 1 + tf.reshape(tf.random.stateless_categorical(
+        tf.math.log(1.0 / lengths)[None, :], tf.size(word_ids), seed, dtype=tf.int32),
+                                  tf.shape(word_ids))
+    seq_length = tf.shape(word_ids)[1]
+    first_words = tf.minimum(tf.cumsum(span_lengths, axis=1, exclusive=True), seq_length)
+    span_start_by_word = tf.reduce_any(
+        tf.one_hot(first_words, seq_length + 1, on_value=True, off_value=False), axis=1)
+    word_index = tf.maximum(tf.cumsum(tf.cast(unit_starts, tf.int32), axis=1) - 1, 0)
+    span_start = tf.gather(span_start_by_word, word_index, batch_dims=1)
+    unit_starts &= span_start | after_unmaskable
+  starts = ~maskable | unit_starts
   pieces = tf.RaggedTensor.from_row_starts(
       tf.reshape(word_ids, [-1]), tf.where(tf.reshape(starts, [-1]))[:, 0])
   return tf.RaggedTensor.from_row_lengths(
@@ -133,7 +148,7 @@ def mask_batch(word_ids: tf.Tensor, config: masking.MaskingConfig,
 
   Args:
     word_ids: int32 [batch, seq], unmasked, padded with [PAD].
-    config: the masking rules (`masking.MaskingConfig.from_vocab`, max_ngram 1).
+    config: the masking rules (`masking.MaskingConfig.from_vocab`).
     seed: int32 or int64 [2]; the same seed and inputs give the same masks.
 
   Returns:
@@ -142,10 +157,10 @@ def mask_batch(word_ids: tf.Tensor, config: masking.MaskingConfig,
     padded); masked_lm_weights float32 [batch, max_predictions_per_seq] (1.0 for real
     predictions).
   """
-  _check_config(config)
-  selection_seed, values_seed = tf.unstack(tf.random.experimental.stateless_split(seed, 2))
+  unit_seed, selection_seed, values_seed = tf.unstack(
+      tf.random.experimental.stateless_split(seed, 3))
   masked_items, positions, ids = text.mask_language_model(
-      _items(word_ids, config), _BudgetedItemSelector(config, selection_seed),
+      _items(word_ids, config, unit_seed), _BudgetedItemSelector(config, selection_seed),
       _StatelessMaskValuesChooser(config, values_seed))
   # Items come in random order; static records list positions ascending, padding last.
   shape = [tf.shape(word_ids)[0], config.max_predictions_per_seq]

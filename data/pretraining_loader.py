@@ -288,7 +288,8 @@ def dynamic_masking_dataset(file_pattern: Union[str, Sequence[str]], batch_size:
                             seq_length: int, max_predictions_per_seq: int,
                             vocab_file: Optional[str] = None, masked_lm_prob: float = 0.15,
                             mask_strategy: str = "electra", whole_word_mask: bool = False,
-                            is_training: bool = True, seed: Optional[int] = None,
+                            max_ngram: int = 1, is_training: bool = True,
+                            seed: Optional[int] = None,
                             input_context: Optional[tf.distribute.InputContext] = None,
                             drop_remainder: bool = True,
                             on_corrupt_file: str = "stop") -> tf.data.Dataset:
@@ -305,7 +306,7 @@ def dynamic_masking_dataset(file_pattern: Union[str, Sequence[str]], batch_size:
       input_context, drop_remainder, on_corrupt_file: as in `pretraining_dataset`.
     vocab_file: the vocab the files were made with (special ids, "##" pieces); None reads
       the copy next to the records (metadata.json's vocab_file).
-    masked_lm_prob, mask_strategy, whole_word_mask: masking rules, as in
+    masked_lm_prob, mask_strategy, whole_word_mask, max_ngram: masking rules, as in
       `data.create_pretraining_data.run`.
     seed: makes shuffles and masks reproducible (None: a random one).
 
@@ -321,7 +322,7 @@ def dynamic_masking_dataset(file_pattern: Union[str, Sequence[str]], batch_size:
                                           "dynamic")
   config = masking.MaskingConfig.from_vocab(
       tokenization.load_vocab(vocab_file or _records_vocab_file(files, metadata_by_directory)),
-      masked_lm_prob, max_predictions_per_seq, mask_strategy, whole_word_mask)
+      masked_lm_prob, max_predictions_per_seq, mask_strategy, whole_word_mask, max_ngram)
   spec = pretraining_features.feature_spec(seq_length, max_predictions_per_seq,
                                            masked_lm=False)
 

@@ -25,7 +25,7 @@ from data import masking
 from modeling.encoder_config import EncoderConfig
 
 MASKING = ("static", "dynamic")
-_DYNAMIC_MASKING_FIELDS = ("masked_lm_prob", "mask_strategy", "whole_word_mask")
+_DYNAMIC_MASKING_FIELDS = ("masked_lm_prob", "mask_strategy", "whole_word_mask", "max_ngram")
 
 
 @gin.configurable
@@ -45,7 +45,7 @@ class PretrainingData:
     masking: "static" reads the masks written in the records; "dynamic" masks unmasked
       records (create_pretraining_data --nostatic_masking) afresh each time an example is
       read, in the input pipeline's graph (data/dynamic_masking.py).
-    masked_lm_prob, mask_strategy, whole_word_mask: dynamic masking's rules, as the
+    masked_lm_prob, mask_strategy, whole_word_mask, max_ngram: dynamic masking's rules, as the
       create_pretraining_data flags of the same names (static records carry their own:
       changing one with masking "static" is an error).
   """
@@ -60,6 +60,7 @@ class PretrainingData:
   masked_lm_prob: float = 0.15
   mask_strategy: str = "electra"
   whole_word_mask: bool = False
+  max_ngram: int = 1
 
   def __post_init__(self):
     if self.masking not in MASKING:
@@ -71,6 +72,8 @@ class PretrainingData:
     if not 0.0 < self.masked_lm_prob < 1.0:
       raise ValueError(f"PretrainingData.masked_lm_prob must be in (0, 1), got "
                        f"{self.masked_lm_prob}.")
+    if self.max_ngram < 1:
+      raise ValueError(f"PretrainingData.max_ngram must be >= 1, got {self.max_ngram}.")
     if self.masking == "static":
       defaults = {field.name: field.default for field in dataclasses.fields(self)}
       changed = [name for name in _DYNAMIC_MASKING_FIELDS
@@ -154,7 +157,7 @@ class PretrainingTask(abc.ABC):
       return pretraining_loader.dynamic_masking_dataset(
           pattern, masked_lm_prob=self.data.masked_lm_prob,
           mask_strategy=self.data.mask_strategy, whole_word_mask=self.data.whole_word_mask,
-          **common)
+          max_ngram=self.data.max_ngram, **common)
     return pretraining_loader.pretraining_dataset(pattern, **common)
 
   def dummy_batch(self, batch_size: int = 1) -> Dict[str, tf.Tensor]:

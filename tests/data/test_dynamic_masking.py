@@ -137,9 +137,44 @@ def test_same_seed_same_masks_other_seed_other_masks():
   assert changed > 0.9
 
 
-def test_only_single_pieces_or_whole_words():
-  with pytest.raises(ValueError, match="max_ngram=3"):
-    _dynamic(_rows(num_rows=2), max_ngram=3)
+def _run_words(rows, selected):
+  """Words per run of consecutive selected tokens, over all rows."""
+  words = _word_ids(rows)
+  runs = []
+  for row_selected, row_words in zip(selected, words):
+    run = set()
+    for is_selected, word in zip(row_selected, row_words):
+      if is_selected:
+        run.add(word)
+      elif run:
+        runs.append(len(run))
+        run = set()
+    if run:
+      runs.append(len(run))
+  return np.array(runs)
+
+
+def test_spans_of_whole_words_match_static_spans():
+  rows = _rows()
+  dynamic = _dynamic(rows, max_ngram=3)
+  static = _static(rows, max_ngram=3)
+  dynamic_selected = _check_well_formed(rows, dynamic)
+  static_selected = _check_well_formed(rows, static)
+  assert not np.isin(rows[dynamic_selected], SPECIAL_IDS).any()
+  # A span never crosses a special token: every selected run lies between two of them.
+  special_count = np.cumsum(np.isin(rows, SPECIAL_IDS), axis=1)
+  for row in range(len(rows)):
+    positions = np.flatnonzero(dynamic_selected[row])
+    gaps = np.flatnonzero(np.diff(positions) == 1)
+    assert (special_count[row, positions[gaps]] == special_count[row, positions[gaps + 1]]).all()
+  dynamic_runs, static_runs = _run_words(rows, dynamic_selected), _run_words(rows, static_selected)
+  single_words = _run_words(rows, _check_well_formed(rows, _dynamic(rows, whole_word_mask=True)))
+  assert abs(dynamic_runs.mean() - static_runs.mean()) < 0.05, (dynamic_runs.mean(),
+                                                                static_runs.mean())
+  assert dynamic_runs.mean() > single_words.mean() + 0.2  # spans are longer than words
+  dynamic_summary, static_summary = _summary(rows, dynamic), _summary(rows, static)
+  assert abs(dynamic_summary["masked"] - static_summary["masked"]) < 0.005, (
+      dynamic_summary, static_summary)
 
 
 def test_xla_cannot_compile_the_ragged_ops_on_cpu():

@@ -139,3 +139,21 @@ def _restored(batch):
     example = {name: batch[name].numpy()[row] for name in batch}
     word_ids[row] = helpers.unmasked_ids(example)
   return word_ids
+
+
+def test_a_restored_input_iterator_gives_the_masks_it_would_have_given(unmasked_records,
+                                                                        tmp_path):
+  output_dir, _ = unmasked_records
+  dataset = pretraining_loader.dynamic_masking_dataset(
+      shard_files.shard_glob(str(output_dir)), 8, helpers.SEQ_LENGTH, helpers.MAX_PREDICTIONS,
+      is_training=True, seed=5)
+  iterator = iter(dataset)
+  next(iterator)
+  checkpoint = tf.train.Checkpoint(iterator=iterator)
+  path = checkpoint.write(str(tmp_path / "input"))
+  expected = [next(iterator) for _ in range(2)]
+  resumed = iter(dataset)
+  tf.train.Checkpoint(iterator=resumed).read(path).assert_consumed()
+  for batch, again in zip(expected, [next(resumed) for _ in range(2)]):
+    for name in batch:
+      np.testing.assert_array_equal(batch[name].numpy(), again[name].numpy())
