@@ -1,9 +1,10 @@
 """Masked-LM masking, vectorised with numpy over a batch of packed examples.
 
-One implementation serves both the static masking of `create_pretraining_data` and the
-dynamic-masking loader (through tf.numpy_function), so both follow the same rules:
+The static masking of `create_pretraining_data`; `data.dynamic_masking` follows the same
+rules in the TF graph (for the dynamic-masking loader) and reads `MaskingConfig`:
 
-- Only real text tokens are masked: never [PAD], [CLS] or [SEP].
+- Only real text tokens are masked: never [PAD], [CLS], [SEP] or the other special tokens
+  ([UNK], [MASK]; `tokenization.SPECIAL_TOKENS`).
 - Each example masks round(masked_lm_prob * maskable tokens) tokens (at least 1, at most
   max_predictions_per_seq), chosen uniformly at random.
 - Units: single word pieces by default; whole words (a piece plus its "##" continuations)
@@ -24,10 +25,10 @@ from data import tokenization
 
 # strategy -> (mask_token_fraction, random_token_fraction); the rest keeps the original token.
 MASK_STRATEGIES = {"bert": (0.8, 0.1), "electra": (0.85, 0.0)}
-_NEVER_MASKED_TOKENS = (tokenization.PAD_TOKEN, tokenization.CLS_TOKEN, tokenization.SEP_TOKEN)
+_NEVER_MASKED_TOKENS = tokenization.SPECIAL_TOKENS
 _BRACKETED_TOKEN = re.compile(r"^\[[^\]]+\]$")
 # Rounds of the greedy "take units in random order while they fit" pass for multi-piece units.
-_UNIT_SELECTION_ROUNDS = 3
+UNIT_SELECTION_ROUNDS = 3
 
 
 @dataclasses.dataclass(frozen=True, eq=False)
@@ -38,7 +39,7 @@ class MaskingConfig:
     masked_lm_prob: fraction of maskable tokens to mask.
     max_predictions_per_seq: cap on masked tokens per example (the masked_lm_* width).
     mask_id: id of [MASK].
-    maskable: bool [vocab_size]; False for [PAD], [CLS], [SEP].
+    maskable: bool [vocab_size]; False for the special tokens.
     word_continuation: bool [vocab_size]; True for "##" pieces.
     replacement_ids: int32 [num]; ids a random replacement draws from (no bracketed tokens).
     mask_token_fraction, random_token_fraction: replacement split of masked units.
@@ -148,7 +149,7 @@ def _select_units(unit_lengths, budgets, rng) -> np.ndarray:
   lengths = np.take_along_axis(unit_lengths, order, axis=1)
   chosen = np.zeros(lengths.shape, bool)
   remaining = budgets.astype(np.int64)
-  rounds = 1 if lengths.max(initial=0) <= 1 else _UNIT_SELECTION_ROUNDS
+  rounds = 1 if lengths.max(initial=0) <= 1 else UNIT_SELECTION_ROUNDS
   for _ in range(rounds):
     fits = ~chosen & (lengths > 0) & (lengths <= remaining[:, None])
     fitting_lengths = np.where(fits, lengths, 0)

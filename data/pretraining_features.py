@@ -13,30 +13,21 @@ SEQUENCE_FEATURES = ("input_word_ids", "input_mask", "input_type_ids")
 MASKED_LM_FEATURES = ("masked_lm_positions", "masked_lm_ids", "masked_lm_weights")
 
 
-def feature_spec(seq_length: int, max_predictions_per_seq: int, masked_lm: str = "required"
+def feature_spec(seq_length: int, max_predictions_per_seq: int, masked_lm: bool = True
                  ) -> Dict[str, tf.io.FixedLenFeature]:
   """Parsing spec for `tf.io.parse_example`.
 
   Args:
     seq_length: length of the sequence features.
     max_predictions_per_seq: length of the masked-LM features.
-    masked_lm: "required" (statically masked files), "optional" (parse them when present,
-      zeros otherwise) or "none" (ignore them).
+    masked_lm: parse the masked-LM features (statically masked files); False reads the
+      sequence features only (unmasked files, masked by the dynamic-masking loader).
 
   Returns:
     name -> tf.io.FixedLenFeature.
   """
   spec = {name: tf.io.FixedLenFeature([seq_length], tf.int64) for name in SEQUENCE_FEATURES}
-  if masked_lm == "none":
-    return spec
-  if masked_lm not in ("required", "optional"):
-    raise ValueError(f"masked_lm must be 'required', 'optional' or 'none', got {masked_lm!r}.")
-  defaults = {}
-  if masked_lm == "optional":
-    defaults = {"masked_lm_positions": [0] * max_predictions_per_seq,
-                "masked_lm_ids": [0] * max_predictions_per_seq,
-                "masked_lm_weights": [0.0] * max_predictions_per_seq}
-  for name, dtype in zip(MASKED_LM_FEATURES, (tf.int64, tf.int64, tf.float32)):
-    spec[name] = tf.io.FixedLenFeature([max_predictions_per_seq], dtype,
-                                       default_value=defaults.get(name))
+  if masked_lm:
+    for name, dtype in zip(MASKED_LM_FEATURES, (tf.int64, tf.int64, tf.float32)):
+      spec[name] = tf.io.FixedLenFeature([max_predictions_per_seq], dtype)
   return spec

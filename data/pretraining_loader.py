@@ -1,5 +1,11 @@
 """tf.data loaders for pretraining TFRecords: statically masked, or masked on the fly.
 
+`PretrainingData.masking` picks one: "static" reads the masks the records were written with
+(`pretraining_dataset`); "dynamic" masks unmasked records (`create_pretraining_data
+--nostatic_masking`) afresh each time an example is read (`dynamic_masking_dataset`), in the
+TF graph (`data.dynamic_masking`; no Python in the input pipeline). Each refuses the other's
+records, as their metadata.json tells.
+
 Both loaders list the files, shard them by input pipeline, shuffle the file order and
 interleave reads from several files in parallel, shuffle records, batch (drop_remainder for
 TPU static shapes), parse whole batches at once and cast int64 to int32.
@@ -20,15 +26,17 @@ masked_lm_weights float32 [batch, max_predictions].
 import concurrent.futures
 import json
 import os
+import random
 import re
 import sys
-from typing import List, Optional, Sequence, Union
+from typing import Dict, List, Optional, Sequence, Union
 
-import numpy as np
 import tensorflow as tf
 
+from data import dynamic_masking
 from data import masking
 from data import pretraining_features
+from data import pretraining_metadata
 from data import shard_files
 from data import tokenization
 
@@ -120,26 +128,67 @@ def _checked_file_records(path: tf.Tensor, size: tf.Tensor, on_corrupt_file: str
 
 
 def _check_metadata(files: Sequence[str], seq_length: int, max_predictions_per_seq: int,
-                    needs_masked_lm: bool) -> None:
-  """Compares the loader settings with the metadata.json written next to the shards."""
+                    masking_kind: str) -> Dict[str, dict]:
+  """Compares the loader settings with the metadata.json written next to the shards.
+
+  Args:
+    files: the record files.
+    seq_length, max_predictions_per_seq: the loader's lengths.
+    masking_kind: "static" or "dynamic", the loader.
+
+  Returns:
+    directory -> its metadata, for the directories that have one.
+
+  Raises:
+    ValueError: a length differs, or the records were masked the other way (naming the
+      metadata file and the setting that reads them).
+  """
+  found = {}
   for directory in sorted({os.path.dirname(path) for path in files}):
     path = os.path.join(directory, shard_files.METADATA_FILE)
     if not tf.io.gfile.exists(path):
       continue
     with tf.io.gfile.GFile(path) as f:
       metadata = json.load(f)
+    found[directory] = metadata
     if metadata.get("max_seq_length") not in (None, seq_length):
       raise ValueError(f"{directory} holds sequences of length {metadata['max_seq_length']} "
                        f"(metadata.json), but seq_length={seq_length} was asked.")
-    if needs_masked_lm and metadata.get("static_masking") is False:
-      raise ValueError(f"{directory} holds unmasked examples (--nostatic_masking): read it "
-                       "with dynamic_masking_dataset.")
-    if needs_masked_lm and metadata.get("max_predictions_per_seq") not in (
+    if masking_kind == "static" and metadata.get("static_masking") is False:
+      raise ValueError(
+          f"{path} says its records are unmasked (create_pretraining_data "
+          "--nostatic_masking): set PretrainingData.masking = 'dynamic' to mask them while "
+          "reading, or write them again without --nostatic_masking.")
+    if masking_kind == "dynamic" and metadata.get("static_masking", True):
+      raise ValueError(
+          f"{path} says its records are statically masked: set PretrainingData.masking = "
+          "'static' to read them, or write unmasked ones for dynamic masking with "
+          "create_pretraining_data --nostatic_masking --dupe_factor=1.")
+    if masking_kind == "static" and metadata.get("max_predictions_per_seq") not in (
         None, max_predictions_per_seq):
       raise ValueError(
           f"{directory} holds {metadata['max_predictions_per_seq']} masked-LM predictions per "
           f"sequence (metadata.json), but max_predictions_per_seq={max_predictions_per_seq} "
           "was asked.")
+  return found
+
+
+def _records_vocab_file(files: Sequence[str], metadata_by_directory: Dict[str, dict]) -> str:
+  """The vocab the records were written with (the copy metadata.json names)."""
+  vocab_files = set()
+  for directory in sorted({os.path.dirname(path) for path in files}):
+    if directory not in metadata_by_directory:
+      raise ValueError(
+          f"{os.path.join(directory, shard_files.METADATA_FILE)} is missing: dynamic masking "
+          "needs it to check the records are unmasked and to find their vocab; write them "
+          "with python -m data.create_pretraining_data --nostatic_masking --dupe_factor=1.")
+    vocab_files.add(os.path.join(
+        directory, metadata_by_directory[directory].get("vocab_file",
+                                                        pretraining_metadata.VOCAB_FILE)))
+  vocabs = {path: tuple(tokenization.load_vocab(path)) for path in sorted(vocab_files)}
+  if len(set(vocabs.values())) > 1:
+    raise ValueError(f"The records were written with different vocabs: {', '.join(vocabs)}.")
+  return sorted(vocabs)[0]
 
 
 def _serialized_records(files: Sequence[str], is_training: bool, seed: Optional[int],
@@ -217,7 +266,7 @@ def pretraining_dataset(file_pattern: Union[str, Sequence[str]], batch_size: int
       disagrees with the lengths.
   """
   files = list_record_files(file_pattern)
-  _check_metadata(files, seq_length, max_predictions_per_seq, needs_masked_lm=True)
+  _check_metadata(files, seq_length, max_predictions_per_seq, "static")
   spec = pretraining_features.feature_spec(seq_length, max_predictions_per_seq)
   dataset = _serialized_records(files, is_training, seed, input_context, on_corrupt_file)
   dataset = dataset.batch(batch_size, drop_remainder=drop_remainder)
@@ -226,74 +275,66 @@ def pretraining_dataset(file_pattern: Union[str, Sequence[str]], batch_size: int
   return dataset.prefetch(tf.data.AUTOTUNE)
 
 
-def _unmasked_word_ids(features: dict) -> tf.Tensor:
-  """int32 [batch, seq]: input_word_ids with any static masks undone."""
-  predicted = tf.where(features["masked_lm_weights"] > 0)  # [k, 2]: (example, slot)
-  positions = tf.gather_nd(features["masked_lm_positions"], predicted)
-  updates = tf.stack([tf.cast(predicted[:, 0], tf.int32), positions], axis=1)
-  return tf.tensor_scatter_nd_update(features["input_word_ids"], updates,
-                                     tf.gather_nd(features["masked_lm_ids"], predicted))
+def _batch_seeds(seed: Optional[int], pipeline_id: int) -> tf.data.Dataset:
+  """int64 [2] stateless seeds, one per batch, from (seed, input pipeline, batch number)."""
+  if seed is None:
+    seed = random.SystemRandom().randrange(2**62)
+  key = tf.constant([seed, pipeline_id], tf.int64)
+  return tf.data.Dataset.counter().map(
+      lambda batch_number: tf.random.experimental.stateless_fold_in(key, batch_number))
 
 
 def dynamic_masking_dataset(file_pattern: Union[str, Sequence[str]], batch_size: int,
-                            seq_length: int, max_predictions_per_seq: int, vocab_file: str,
-                            masked_lm_prob: float = 0.15, mask_strategy: str = "electra",
-                            whole_word_mask: bool = False, max_ngram: int = 1,
-                            is_training: bool = True, seed: Optional[int] = None,
+                            seq_length: int, max_predictions_per_seq: int,
+                            vocab_file: Optional[str] = None, masked_lm_prob: float = 0.15,
+                            mask_strategy: str = "electra", whole_word_mask: bool = False,
+                            max_ngram: int = 1, is_training: bool = True,
+                            seed: Optional[int] = None,
                             input_context: Optional[tf.distribute.InputContext] = None,
                             drop_remainder: bool = True,
                             on_corrupt_file: str = "stop") -> tf.data.Dataset:
   """Batches masked on the fly, with fresh masks each time an example is read.
 
-  Reads unmasked packed examples (`create_pretraining_data --nostatic_masking`); statically
-  masked files work too (their masks are undone first). Masking is `data.masking`, the
-  same code as static masking, run on each batch through tf.numpy_function (so it runs on
-  the host, in the input pipeline).
+  Reads unmasked packed examples (`create_pretraining_data --nostatic_masking`) and masks
+  each batch in the graph with `data.dynamic_masking` (the rules of static masking). The
+  masks of a batch are a function of (seed, input pipeline, batch number, its examples):
+  the same seed gives the same masks, a later epoch new ones, and a run resumed with its
+  saved input iterator the masks it would have seen.
 
   Args:
     file_pattern, batch_size, seq_length, max_predictions_per_seq, is_training,
       input_context, drop_remainder, on_corrupt_file: as in `pretraining_dataset`.
-    vocab_file: the vocab the files were made with (special ids, "##" pieces).
+    vocab_file: the vocab the files were made with (special ids, "##" pieces); None reads
+      the copy next to the records (metadata.json's vocab_file).
     masked_lm_prob, mask_strategy, whole_word_mask, max_ngram: masking rules, as in
       `data.create_pretraining_data.run`.
-    seed: makes shuffles and masks reproducible.
+    seed: makes shuffles and masks reproducible (None: a random one).
 
   Returns:
     A tf.data.Dataset of feature dicts, as `pretraining_dataset`.
+
+  Raises:
+    ValueError: as `pretraining_dataset`, for statically masked records (metadata.json),
+      records without metadata.json when no vocab_file is given, or bad masking rules.
   """
   files = list_record_files(file_pattern)
-  _check_metadata(files, seq_length, max_predictions_per_seq, needs_masked_lm=False)
+  metadata_by_directory = _check_metadata(files, seq_length, max_predictions_per_seq,
+                                          "dynamic")
   config = masking.MaskingConfig.from_vocab(
-      tokenization.load_vocab(vocab_file), masked_lm_prob, max_predictions_per_seq,
-      mask_strategy, whole_word_mask, max_ngram)
+      tokenization.load_vocab(vocab_file or _records_vocab_file(files, metadata_by_directory)),
+      masked_lm_prob, max_predictions_per_seq, mask_strategy, whole_word_mask, max_ngram)
   spec = pretraining_features.feature_spec(seq_length, max_predictions_per_seq,
-                                           masked_lm="optional")
-
-  def mask_batch(word_ids, batch_seed):
-    rng = np.random.default_rng(int(batch_seed) & 0x7FFFFFFFFFFFFFFF)
-    masked = masking.mask_examples(word_ids, config, rng)
-    return (masked.input_word_ids, masked.masked_lm_positions, masked.masked_lm_ids,
-            masked.masked_lm_weights)
+                                           masked_lm=False)
 
   def parse_and_mask(records, batch_seed):
     features = _cast_to_model_types(tf.io.parse_example(records, spec))
-    word_ids = _unmasked_word_ids(features)
-    outputs = tf.numpy_function(mask_batch, [word_ids, batch_seed],
-                                [tf.int32, tf.int32, tf.int32, tf.float32], stateful=False)
-    batch_shape = word_ids.shape[:1]
-    for output, width in zip(outputs, [seq_length] + [max_predictions_per_seq] * 3):
-      output.set_shape(batch_shape.concatenate([width]))
-    features["input_word_ids"] = outputs[0]
-    features["masked_lm_positions"] = outputs[1]
-    features["masked_lm_ids"] = outputs[2]
-    features["masked_lm_weights"] = outputs[3]
+    features.update(dynamic_masking.mask_batch(features["input_word_ids"], config, batch_seed))
     return features
 
   dataset = _serialized_records(files, is_training, seed, input_context, on_corrupt_file)
   dataset = dataset.batch(batch_size, drop_remainder=drop_remainder)
   pipeline_id = input_context.input_pipeline_id if input_context else 0
-  batch_seeds = tf.data.Dataset.random(seed=None if seed is None else seed + pipeline_id)
-  dataset = tf.data.Dataset.zip((dataset, batch_seeds))
+  dataset = tf.data.Dataset.zip((dataset, _batch_seeds(seed, pipeline_id)))
   dataset = dataset.map(parse_and_mask, num_parallel_calls=tf.data.AUTOTUNE,
                         deterministic=seed is not None or not is_training)
   return dataset.prefetch(tf.data.AUTOTUNE)

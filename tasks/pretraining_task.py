@@ -21,7 +21,11 @@ import gin
 import tensorflow as tf
 import tf_keras
 
+from data import masking
 from modeling.encoder_config import EncoderConfig
+
+MASKING = ("static", "dynamic")
+_DYNAMIC_MASKING_FIELDS = ("masked_lm_prob", "mask_strategy", "whole_word_mask", "max_ngram")
 
 
 @gin.configurable
@@ -38,6 +42,12 @@ class PretrainingData:
     eval_batch_size: global evaluation batch.
     on_corrupt_file: a truncated or corrupted TFRecord file: "stop" (an error naming it)
       or "skip" (a warning naming it; the rest of that file is left out).
+    masking: "static" reads the masks written in the records; "dynamic" masks unmasked
+      records (create_pretraining_data --nostatic_masking) afresh each time an example is
+      read, in the input pipeline's graph (data/dynamic_masking.py).
+    masked_lm_prob, mask_strategy, whole_word_mask, max_ngram: dynamic masking's rules, as the
+      create_pretraining_data flags of the same names (static records carry their own:
+      changing one with masking "static" is an error).
   """
   train_file_pattern: str = ""
   eval_file_pattern: str = ""
@@ -46,6 +56,33 @@ class PretrainingData:
   train_batch_size: int = 128
   eval_batch_size: int = 128
   on_corrupt_file: str = "stop"
+  masking: str = "static"
+  masked_lm_prob: float = 0.15
+  mask_strategy: str = "electra"
+  whole_word_mask: bool = False
+  max_ngram: int = 1
+
+  def __post_init__(self):
+    if self.masking not in MASKING:
+      raise ValueError(f"PretrainingData.masking must be one of {MASKING}, got "
+                       f"{self.masking!r}.")
+    if self.mask_strategy not in masking.MASK_STRATEGIES:
+      raise ValueError(f"PretrainingData.mask_strategy must be one of "
+                       f"{tuple(sorted(masking.MASK_STRATEGIES))}, got {self.mask_strategy!r}.")
+    if not 0.0 < self.masked_lm_prob < 1.0:
+      raise ValueError(f"PretrainingData.masked_lm_prob must be in (0, 1), got "
+                       f"{self.masked_lm_prob}.")
+    if self.max_ngram < 1:
+      raise ValueError(f"PretrainingData.max_ngram must be >= 1, got {self.max_ngram}.")
+    if self.masking == "static":
+      defaults = {field.name: field.default for field in dataclasses.fields(self)}
+      changed = [name for name in _DYNAMIC_MASKING_FIELDS
+                 if getattr(self, name) != defaults[name]]
+      if changed:
+        raise ValueError(
+            f"PretrainingData.{changed[0]} = {getattr(self, changed[0])!r} applies to dynamic "
+            "masking only (static records carry their masks): set PretrainingData.masking = "
+            "'dynamic' or leave it out.")
 
 
 @dataclasses.dataclass
@@ -104,7 +141,7 @@ class PretrainingTask(abc.ABC):
     Training data repeats and is shuffled by `seed`; evaluation data is read once, in order.
     Both drop a last partial batch so every replica sees a full one.
     """
-    from data.pretraining_loader import pretraining_dataset  # pylint: disable=g-import-not-at-top
+    from data import pretraining_loader  # pylint: disable=g-import-not-at-top
     batch_size = self.global_batch_size(is_training)
     if input_context is not None:
       batch_size = input_context.get_per_replica_batch_size(batch_size)
@@ -112,11 +149,16 @@ class PretrainingTask(abc.ABC):
     if not pattern:
       split = "train" if is_training else "eval"
       raise ValueError(f"PretrainingData.{split}_file_pattern is not set")
-    return pretraining_dataset(
-        pattern, batch_size=batch_size, seq_length=self.data.seq_length,
-        max_predictions_per_seq=self.data.max_predictions_per_seq, is_training=is_training,
-        seed=self.seed, input_context=input_context, drop_remainder=True,
-        on_corrupt_file=self.data.on_corrupt_file)
+    common = dict(batch_size=batch_size, seq_length=self.data.seq_length,
+                  max_predictions_per_seq=self.data.max_predictions_per_seq,
+                  is_training=is_training, seed=self.seed, input_context=input_context,
+                  drop_remainder=True, on_corrupt_file=self.data.on_corrupt_file)
+    if self.data.masking == "dynamic":
+      return pretraining_loader.dynamic_masking_dataset(
+          pattern, masked_lm_prob=self.data.masked_lm_prob,
+          mask_strategy=self.data.mask_strategy, whole_word_mask=self.data.whole_word_mask,
+          max_ngram=self.data.max_ngram, **common)
+    return pretraining_loader.pretraining_dataset(pattern, **common)
 
   def dummy_batch(self, batch_size: int = 1) -> Dict[str, tf.Tensor]:
     """An all-padding batch with the real shapes and dtypes, to build the model."""

@@ -21,6 +21,7 @@ from data import tokenization
 from tests.data.helpers import SAMPLE_VOCAB
 
 VOCAB = tokenization.load_vocab(SAMPLE_VOCAB)
+SPECIAL_IDS = [VOCAB.index(token) for token in tokenization.SPECIAL_TOKENS]
 PAD, CLS, SEP, MASK = (VOCAB.index(token) for token in (
     tokenization.PAD_TOKEN, tokenization.CLS_TOKEN, tokenization.SEP_TOKEN,
     tokenization.MASK_TOKEN))
@@ -96,7 +97,7 @@ def _check_masked(packed, masked, max_predictions, whole_words):
     assert (real[:count]).all()  # real predictions first, then padding slots
     chosen = positions[row, :count]
     assert (np.diff(chosen) > 0).all() and (chosen < length).all()
-    assert not np.isin(original[row, chosen], [PAD, CLS, SEP]).any()  # no special masked
+    assert not np.isin(original[row, chosen], SPECIAL_IDS).any()  # no special masked
     assert (ids[row, :count] == original[row, chosen]).all()
     assert (positions[row, count:] == 0).all() and (ids[row, count:] == 0).all()
     unchanged = np.ones(original.shape[1], bool)
@@ -105,9 +106,10 @@ def _check_masked(packed, masked, max_predictions, whole_words):
     replaced = masked.input_word_ids[row, chosen]
     assert ((replaced == MASK) | (replaced == original[row, chosen])
             | ~np.isin(replaced, [PAD, CLS, SEP, MASK])).all()
-    # A text token gets at least one mask, unless masking by words and no word fits the
-    # budget (a word is masked whole or not at all, as in BERT's and ELECTRA's code).
-    text_tokens = np.isin(original[row, :length], [CLS, SEP], invert=True).sum()
+    # A text token ([UNK] is not one) gets at least one mask, unless masking by words and
+    # no word fits the budget (a word is masked whole or not at all, as in BERT's and
+    # ELECTRA's code).
+    text_tokens = np.isin(original[row, :length], SPECIAL_IDS, invert=True).sum()
     if text_tokens and not whole_words:
       assert count >= 1
 

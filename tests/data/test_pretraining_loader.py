@@ -1,10 +1,14 @@
 """Tests of data/pretraining_loader.py: static and dynamic-masking tf.data loaders."""
+import os
+import re
+
 import numpy as np
 import pytest
 import tensorflow as tf
 
 from data import pretraining_loader
 from data import shard_files
+from data import tokenization
 from tests.data import helpers
 
 INT32_SEQUENCE = ("input_word_ids", "input_mask", "input_type_ids")
@@ -62,27 +66,52 @@ def test_missing_files_and_wrong_lengths_are_clear_errors(static_records, tmp_pa
     pretraining_loader.pretraining_dataset(shard_files.shard_glob(str(output_dir)), 8, 64, 20)
 
 
+def test_each_loader_refuses_the_other_kind_of_records(static_records, unmasked_records):
+  unmasked_dir, _ = unmasked_records
+  with pytest.raises(ValueError) as static_over_unmasked:
+    pretraining_loader.pretraining_dataset(shard_files.shard_glob(str(unmasked_dir)), 8, 64, 10)
+  assert str(unmasked_dir / shard_files.METADATA_FILE) in str(static_over_unmasked.value)
+  assert "PretrainingData.masking = 'dynamic'" in str(static_over_unmasked.value)
+  static_dir, _ = static_records
+  with pytest.raises(ValueError) as dynamic_over_static:
+    pretraining_loader.dynamic_masking_dataset(shard_files.shard_glob(str(static_dir)), 8, 64, 10)
+  assert str(static_dir / shard_files.METADATA_FILE) in str(dynamic_over_static.value)
+  assert "PretrainingData.masking = 'static'" in str(dynamic_over_static.value)
+  assert "--nostatic_masking --dupe_factor=1" in str(dynamic_over_static.value)
+
+
+def test_dynamic_masking_needs_the_records_metadata_for_their_vocab(unmasked_records, tmp_path):
+  output_dir, _ = unmasked_records
+  for path in helpers.shard_paths(output_dir):
+    tf.io.gfile.copy(path, str(tmp_path / os.path.basename(path)))
+  pattern = shard_files.shard_glob(str(tmp_path))
+  with pytest.raises(ValueError, match=re.escape(str(tmp_path / "metadata.json")) + " is missing"):
+    pretraining_loader.dynamic_masking_dataset(pattern, 8, 64, 10)
+  dataset = pretraining_loader.dynamic_masking_dataset(pattern, 8, 64, 10,
+                                                       vocab_file=helpers.SAMPLE_VOCAB)
+  _check_batch(next(iter(dataset)), 8)
+
+
 def test_dynamic_masks_follow_the_rules_and_are_reproducible(unmasked_records, tokenizer):
   output_dir, _ = unmasked_records
-  with pytest.raises(ValueError, match="dynamic_masking_dataset"):
-    pretraining_loader.pretraining_dataset(shard_files.shard_glob(str(output_dir)), 8, 64, 10)
 
   def first_epoch(seed):
     dataset = pretraining_loader.dynamic_masking_dataset(
         shard_files.shard_glob(str(output_dir)), batch_size=8, seq_length=helpers.SEQ_LENGTH,
-        max_predictions_per_seq=helpers.MAX_PREDICTIONS, vocab_file=helpers.SAMPLE_VOCAB,
-        is_training=False, mask_strategy="bert", seed=seed)
+        max_predictions_per_seq=helpers.MAX_PREDICTIONS, is_training=False,
+        mask_strategy="bert", seed=seed)
     return list(dataset)
 
   batches = first_epoch(seed=3)
   for batch in batches:
     _check_batch(batch, 8)
-  specials = [tokenizer.cls_id, tokenizer.sep_id, tokenizer.pad_id]
+  specials = [tokenizer.vocab.index(token) for token in tokenization.SPECIAL_TOKENS]
   predicted = sum(float(b["masked_lm_weights"].numpy().sum()) for b in batches)
   maskable = sum(int(np.isin(_restored(b), specials, invert=True).sum()) for b in batches)
   assert abs(predicted / maskable - 0.15) < 0.015
   for same, batch in zip(first_epoch(seed=3), batches):
-    assert np.array_equal(same["masked_lm_positions"], batch["masked_lm_positions"])
+    for name in batch:
+      assert np.array_equal(same[name], batch[name]), name
   assert not all(np.array_equal(other["masked_lm_positions"], batch["masked_lm_positions"])
                  for other, batch in zip(first_epoch(seed=4), batches))
 
@@ -91,7 +120,7 @@ def test_dynamic_masks_change_each_time_an_example_is_read(unmasked_records):
   output_dir, metadata = unmasked_records
   dataset = pretraining_loader.dynamic_masking_dataset(
       shard_files.shard_glob(str(output_dir)), 16, helpers.SEQ_LENGTH, helpers.MAX_PREDICTIONS,
-      helpers.SAMPLE_VOCAB, is_training=True, seed=0)
+      is_training=True, seed=0)
   masks_by_example = {}
   epochs = 3
   for batch in dataset.take(epochs * metadata["counts"]["packed_examples"] // 16):
@@ -112,14 +141,19 @@ def _restored(batch):
   return word_ids
 
 
-def test_dynamic_loader_undoes_static_masks(static_records, unmasked_records):
-  static_dir, _ = static_records
-  unmasked_dir, _ = unmasked_records
-  packed = {example["input_word_ids"].tobytes()
-            for example in helpers.read_records(unmasked_dir)}
+def test_a_restored_input_iterator_gives_the_masks_it_would_have_given(unmasked_records,
+                                                                        tmp_path):
+  output_dir, _ = unmasked_records
   dataset = pretraining_loader.dynamic_masking_dataset(
-      shard_files.shard_glob(str(static_dir)), 64, helpers.SEQ_LENGTH, helpers.MAX_PREDICTIONS,
-      helpers.SAMPLE_VOCAB, is_training=True, seed=0)
-  for batch in dataset.take(3):
-    for row in _restored(batch):
-      assert row.astype(np.int64).tobytes() in packed
+      shard_files.shard_glob(str(output_dir)), 8, helpers.SEQ_LENGTH, helpers.MAX_PREDICTIONS,
+      is_training=True, seed=5)
+  iterator = iter(dataset)
+  next(iterator)
+  checkpoint = tf.train.Checkpoint(iterator=iterator)
+  path = checkpoint.write(str(tmp_path / "input"))
+  expected = [next(iterator) for _ in range(2)]
+  resumed = iter(dataset)
+  tf.train.Checkpoint(iterator=resumed).read(path).assert_consumed()
+  for batch, again in zip(expected, [next(resumed) for _ in range(2)]):
+    for name in batch:
+      np.testing.assert_array_equal(batch[name].numpy(), again[name].numpy())

@@ -1,0 +1,86 @@
+"""`PretrainingData.masking = 'dynamic'` from the runner: gin picks the in-graph masking loader."""
+import json
+
+import gin
+import numpy as np
+import pytest
+
+import official_runner
+from data import shard_files
+from data import tokenization
+from tasks.electra_pretraining import ElectraPretrainingTask
+from tasks.pretraining_task import PretrainingData
+from tests.data import helpers as data_helpers
+from tests.training.helpers import PREDICTIONS
+from tests.training.helpers import SEQ
+from tests.training.helpers import tiny_electra_bindings
+from training.experiment import run_experiment
+
+
+@pytest.fixture(scope="module")
+def unmasked_pattern(tmp_path_factory):
+  output_dir = tmp_path_factory.mktemp("unmasked")
+  data_helpers.make_records(output_dir, static_masking=False, dupe_factor=1,
+                            max_seq_length=SEQ, max_predictions_per_seq=PREDICTIONS)
+  return shard_files.shard_glob(str(output_dir))
+
+
+def _dynamic_bindings(pattern, **overrides):
+  settings = dict(masking="dynamic", mask_strategy="bert", whole_word_mask=True)
+  settings.update(overrides)
+  vocab_size = len(tokenization.load_vocab(data_helpers.SAMPLE_VOCAB))
+  return tiny_electra_bindings(pattern, pattern, train_steps=2) + [
+      f"encoder_config.vocab_size = {vocab_size}"] + [
+          f"PretrainingData.{name} = {value!r}" for name, value in settings.items()]
+
+
+def test_gin_picks_dynamic_masking_for_the_task_inputs(unmasked_pattern):
+  gin.clear_config()
+  official_runner.parse_config([], _dynamic_bindings(unmasked_pattern))
+  task = gin.get_configurable(ElectraPretrainingTask)()
+  assert task.data.masking == "dynamic" and task.data.whole_word_mask
+  first = next(iter(task.build_inputs(is_training=True)))
+  again = next(iter(task.build_inputs(is_training=True)))
+  assert first["masked_lm_positions"].shape == (4, PREDICTIONS)
+  assert first["masked_lm_weights"].numpy().sum() > 0
+  for name in first:  # the task seed fixes the masks
+    np.testing.assert_array_equal(first[name].numpy(), again[name].numpy())
+  gin.clear_config()
+
+
+def test_a_tiny_run_trains_and_evaluates_on_dynamic_masks(unmasked_pattern, tmp_path):
+  gin.clear_config()
+  official_runner.parse_config([], _dynamic_bindings(unmasked_pattern))
+  final = run_experiment("train_and_eval", str(tmp_path))
+  gin.clear_config()
+  lines = [json.loads(line) for line in open(tmp_path / "metrics.jsonl")]
+  assert [(line["step"], line["split"]) for line in lines] == [(2, "eval")]
+  assert 0 < final["masked_lm_loss"] < 20
+
+
+def test_a_static_run_over_unmasked_records_stops_at_start_up(unmasked_pattern, tmp_path):
+  gin.clear_config()
+  official_runner.parse_config([], _dynamic_bindings(
+      unmasked_pattern, masking="static", mask_strategy="electra", whole_word_mask=False))
+  with pytest.raises(ValueError, match="PretrainingData.masking = 'dynamic'"):
+    run_experiment("train", str(tmp_path))
+  gin.clear_config()
+
+
+@pytest.mark.parametrize("field,value,allowed", [
+    ("masking", "dinamic", "('static', 'dynamic')"),
+    ("mask_strategy", "roberta", "('bert', 'electra')"),
+    ("masked_lm_prob", 1.5, "(0, 1)")])
+def test_bad_masking_settings_name_the_field_and_the_allowed_values(field, value, allowed):
+  with pytest.raises(ValueError) as error:
+    PretrainingData(**{field: value})
+  assert f"PretrainingData.{field} must be" in str(error.value)
+  assert allowed in str(error.value) and repr(value) in str(error.value)
+
+
+def test_dynamic_settings_on_a_static_run_are_an_error_not_ignored():
+  with pytest.raises(ValueError, match=r"PretrainingData.whole_word_mask = True applies to "
+                                       r"dynamic masking only .*"
+                                       r"PretrainingData.masking = 'dynamic'"):
+    PretrainingData(whole_word_mask=True)
+  assert PretrainingData(masking="dynamic", whole_word_mask=True).whole_word_mask
