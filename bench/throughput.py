@@ -30,6 +30,11 @@ line without --vs_model_garden, the one before it with).
 --vs_unfused also builds our trainer with Model Garden's plain Transformer blocks
 (`make_transformer_block.fused_kernels = False`: no XLA-fused element-wise kernels) and times
 it in the same turns, for `ratio_vs_unfused` (how much the fused kernels give).
+
+--count_host_ops times nothing: it builds our trainer without and with
+`RuntimeConfig.jit_compile` and counts the TensorFlow ops the host dispatches per training
+step (bench/host_ops.py, from the profiler trace; a compiled cluster counts as one op), the
+CPU-measurable proxy for a GPU step's host cost. --steps is the shorter counted call.
 """
 import json
 import statistics
@@ -40,6 +45,7 @@ import gin
 import tensorflow as tf
 
 from bench import flops
+from bench import host_ops
 from bench import model_garden_electra
 from bench import pretraining_setup
 from bench import roofline
@@ -69,7 +75,11 @@ flags.DEFINE_bool("tensor_float_32", True, "Let float32 matmuls run as TensorFlo
 flags.DEFINE_bool("vs_unfused", False, "Also time our trainer built without the fused "
                   "kernels (make_transformer_block.fused_kernels=False), in the same turns.")
 
+flags.DEFINE_bool("count_host_ops", False, "Time nothing; count the ops the host dispatches "
+                  "per training step of our trainer, without and with jit_compile.")
+
 OURS, MODEL_GARDEN, UNFUSED = "ours", "model_garden", "unfused"
+TOP_OP_TYPES = 12  # op types listed per trainer by --count_host_ops
 
 
 def build_and_warm_up(build, steps):
@@ -139,12 +149,50 @@ def check_flags(objective: str, vs_model_garden: bool, steps: int, loops: int):
     raise app.UsageError(f"--steps={steps} must be >= --loops={loops} >= 1")
 
 
+def count_ops_with_and_without_jit(task, steps):
+  """Host ops per training step of our trainer, jit_compile False then True.
+
+  Returns:
+    {"not_compiled": {op type: ops per step, ..., "total": n}, "compiled": {...}}.
+  """
+  per_step = {}
+  for name, jit_compile in (("not_compiled", False), ("compiled", True)):
+    trainer, _ = build_and_warm_up(
+        lambda jit_compile=jit_compile: pretraining_setup.build_trainer(
+            task, FLAGS.precision, jit_compile)[0], steps)
+    per_step[name] = host_ops.ops_per_step(
+        lambda n, trainer=trainer: trainer.train(tf.constant(n)), steps)
+    print(f"{name}: {per_step[name]['total']:.1f} host ops per step", flush=True)
+  return per_step
+
+
+def report_host_ops(task, steps):
+  """Prints --count_host_ops's figures: a line per trainer, then one JSON line."""
+  per_step = count_ops_with_and_without_jit(task, steps)
+  print(f"\n{FLAGS.objective} {FLAGS.size}, batch {FLAGS.batch_size}, seq {FLAGS.seq_length}, "
+        f"{FLAGS.precision}: host ops per training step (jit_compile compiles the forward "
+        "pass only)")
+  for name, counts in per_step.items():
+    top = sorted(((count, op_type) for op_type, count in counts.items() if op_type != "total"),
+                 reverse=True)[:TOP_OP_TYPES]
+    print(f"{name:<13} {counts['total']:8.1f}  most: " + ", ".join(
+        f"{op_type} {count:g}" for count, op_type in top))
+  print(json.dumps(dict(
+      objective=FLAGS.objective, size=FLAGS.size, batch_size=FLAGS.batch_size,
+      seq_length=FLAGS.seq_length, precision=FLAGS.precision, counted_steps=steps,
+      gin_params=list(FLAGS.gin_param), machine=step_timing.machine_description(),
+      host_ops_per_step=per_step)), flush=True)
+
+
 def main(argv):
   del argv
   check_flags(FLAGS.objective, FLAGS.vs_model_garden, FLAGS.steps, FLAGS.loops)
   tf.config.experimental.enable_tensor_float_32_execution(FLAGS.tensor_float_32)
   task = pretraining_setup.build_task(FLAGS.objective, FLAGS.size, FLAGS.batch_size,
                                       FLAGS.seq_length, FLAGS.gin_param)
+  if FLAGS.count_host_ops:
+    report_host_ops(task, FLAGS.steps)
+    return
   steps_per_loop = FLAGS.steps // FLAGS.loops
   flop_totals = flops.step_totals(flops.objective_terms(task), FLAGS.batch_size)
 

@@ -6,7 +6,7 @@ the same files for the same seed and shard count. Locally it runs on the DirectR
 input, vocab and output on a file system every worker reads (e.g. gs://) and this repository
 shipped to the workers (e.g. `--setup_file`, see BUILD.md).
 
-Needs the optional `apache-beam` package (requirements-beam.txt).
+Needs `apache-beam` (in requirements.txt).
 """
 from typing import Callable, List, Sequence
 
@@ -34,7 +34,7 @@ def run_beam(chunks: Sequence[text_reading.TextChunk],
     import apache_beam as beam  # pylint: disable=g-import-not-at-top
     from apache_beam.options import pipeline_options  # pylint: disable=g-import-not-at-top
   except ImportError as e:
-    raise ImportError("--runner=beam needs apache-beam: pip install -r requirements-beam.txt"
+    raise ImportError("--runner=beam needs apache-beam: pip install -r requirements.txt"
                       ) from e
 
   class PackChunk(beam.DoFn):

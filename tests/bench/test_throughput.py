@@ -49,3 +49,18 @@ def test_bad_flag_combinations_name_the_flag():
     throughput.check_flags("bert", True, steps=4, loops=2)
   with pytest.raises(app.UsageError, match="--steps=1 must be >= --loops=2"):
     throughput.check_flags("electra", False, steps=1, loops=2)
+
+
+def test_count_host_ops_counts_fewer_ops_when_the_forward_pass_is_compiled():
+  lines = bench_run.bench_output_lines("bench.throughput", [
+      "--objective=electra", "--size=small", "--batch_size=4", "--seq_length=16", "--steps=1",
+      "--loops=1", "--count_host_ops"] + [f"--gin_param={param}" for param in TINY])
+  per_step = json.loads(lines[-1])["host_ops_per_step"]
+  plain, compiled = per_step["not_compiled"], per_step["compiled"]
+  assert plain["total"] == sum(count for name, count in plain.items() if name != "total")
+  # The compiled forward pass is one call op a step; uncompiled, its matmuls run one by one.
+  assert compiled.get("StatefulPartitionedCall") == 1 and "StatefulPartitionedCall" not in plain
+  assert [name for name in plain if "MatMul" in name]  # MatMul, _MklMatMul, ...
+  assert not [name for name in compiled if "MatMul" in name]
+  assert compiled["IteratorGetNext"] == plain["IteratorGetNext"] == 1
+  assert 0 < compiled["total"] < plain["total"]

@@ -1,0 +1,58 @@
+"""Host op counts: an uncompiled function's ops one by one, a compiled one as one op."""
+import tensorflow as tf
+
+from bench import host_ops
+
+
+def ten_sines(x):
+  for _ in range(10):
+    x = tf.sin(x) + 1.0
+  return x
+
+
+def test_event_names_of_ops_and_of_other_layers():
+  assert host_ops.op_type_of_event("encoder/dense/MatMul:MatMul") == "MatMul"
+  assert host_ops.op_type_of_event("__inference_body_74:__inference_body_74") == (
+      "__inference_body_74")
+  for not_an_op in ("end: sine_add_fusion", "EagerLocalExecute: __inference_body_37",
+                    "KernelAndDeviceFunc::Run", "sine_add_fusion", "Iterator::Root"):
+    assert host_ops.op_type_of_event(not_an_op) is None
+
+
+def test_uncompiled_function_counts_every_op_and_compiled_one_counts_one():
+  x = tf.ones([4])
+  plain = tf.function(ten_sines)
+  compiled = tf.function(ten_sines, jit_compile=True)
+  plain(x), compiled(x)  # trace and compile outside the counts
+  assert host_ops.count_host_ops(lambda: plain(x)) == {"Sin": 10, "AddV2": 10}
+  compiled_counts = host_ops.count_host_ops(lambda: compiled(x))
+  assert sum(compiled_counts.values()) == 1, compiled_counts
+
+
+def test_ops_per_step_of_a_loop_leaves_out_the_call_overhead():
+  @tf.function
+  def steps(n):
+    return tf.while_loop(lambda i, x: i < n, lambda i, x: (i + 1, ten_sines(x)),
+                         (tf.constant(0), tf.ones([4])))
+
+  run = lambda n: steps(tf.constant(n))  # pylint: disable=unnecessary-lambda-assignment
+  run(1)
+  per_step = host_ops.ops_per_step(run, steps=3)
+  assert per_step["Sin"] == 10
+  # The loop's own control ops (Merge, Switch, NextIteration, ...) run every iteration too.
+  assert per_step["total"] > 20
+  assert per_step["total"] == sum(count for name, count in per_step.items() if name != "total")
+
+
+def test_a_compiled_function_called_from_a_graph_counts_as_its_call_op():
+  compiled = tf.function(ten_sines, jit_compile=True)
+
+  @tf.function
+  def outer(x):
+    return compiled(x) * 2.0
+
+  x = tf.ones([4])
+  outer(x)
+  counts = host_ops.count_host_ops(lambda: outer(x))
+  assert counts.pop("Mul") == 1
+  assert dict(counts) in ({"PartitionedCall": 1}, {"StatefulPartitionedCall": 1}), counts
