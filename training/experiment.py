@@ -121,10 +121,11 @@ def is_chief(strategy: tf.distribute.Strategy) -> bool:
 
 
 def is_multi_worker(strategy: tf.distribute.Strategy) -> bool:
-  """Whether the run has more than one worker process."""
-  resolver = getattr(strategy, "cluster_resolver", None)
-  return bool(resolver is not None and resolver.task_type and
-              sum(len(tasks) for tasks in resolver.cluster_spec().as_dict().values()) > 1)
+  """Whether this is a MultiWorkerMirroredStrategy run of more than one worker process."""
+  if not isinstance(strategy, tf.distribute.MultiWorkerMirroredStrategy):
+    return False
+  cluster = strategy.cluster_resolver.cluster_spec().as_dict()
+  return sum(len(tasks) for tasks in cluster.values()) > 1
 
 
 def checkpoint_dir(model_dir: str, strategy: tf.distribute.Strategy) -> str:
