@@ -25,6 +25,7 @@ from data import masking
 from modeling.encoder_config import EncoderConfig
 
 MASKING = ("static", "dynamic")
+INPUT_SPLITS = ("files", "global_batch")
 _DYNAMIC_MASKING_FIELDS = ("masked_lm_prob", "mask_strategy", "whole_word_mask", "max_ngram")
 
 
@@ -48,6 +49,11 @@ class PretrainingData:
     masked_lm_prob, mask_strategy, whole_word_mask, max_ngram: dynamic masking's rules, as the
       create_pretraining_data flags of the same names (static records carry their own:
       changing one with masking "static" is an error).
+    input_split: how several input pipelines (multi-worker runs) share the data: "files"
+      (each reads its own files, or every n-th record with fewer files than pipelines) or
+      "global_batch" (each reads all of it in one process's order and keeps its rows of
+      every global batch: the batches, and so the losses, of a one-process run, for n
+      times the reading; for checking a multi-worker setup against one process).
   """
   train_file_pattern: str = ""
   eval_file_pattern: str = ""
@@ -61,8 +67,12 @@ class PretrainingData:
   mask_strategy: str = "electra"
   whole_word_mask: bool = False
   max_ngram: int = 1
+  input_split: str = "files"
 
   def __post_init__(self):
+    if self.input_split not in INPUT_SPLITS:
+      raise ValueError(f"PretrainingData.input_split must be one of {INPUT_SPLITS}, got "
+                       f"{self.input_split!r}.")
     if self.masking not in MASKING:
       raise ValueError(f"PretrainingData.masking must be one of {MASKING}, got "
                        f"{self.masking!r}.")
@@ -110,6 +120,23 @@ def global_example_indices(batch_size: tf.Tensor) -> tf.Tensor:
   return tf.cast(replica_id, tf.int32) * batch_size + tf.range(batch_size, dtype=tf.int32)
 
 
+def _rows_of_global_batches(global_batches: tf.data.Dataset,
+                            input_context: tf.distribute.InputContext,
+                            global_batch_size: int) -> tf.data.Dataset:
+  """This input pipeline's per-replica batches, cut from one process's global batches.
+
+  Pipeline p feeds replicas [p * k, (p + 1) * k) (k replicas per pipeline), which hold
+  global rows [p * k * b, (p + 1) * k * b) for a per-replica batch b.
+  """
+  per_replica = input_context.get_per_replica_batch_size(global_batch_size)
+  rows = per_replica * (input_context.num_replicas_in_sync //
+                        input_context.num_input_pipelines)
+  start = input_context.input_pipeline_id * rows
+  dataset = global_batches.map(
+      lambda batch: {name: value[start:start + rows] for name, value in batch.items()})
+  return dataset.unbatch().batch(per_replica, drop_remainder=True)
+
+
 class PretrainingTask(abc.ABC):
   """Inputs, model, losses and metrics of one pretraining objective.
 
@@ -141,6 +168,9 @@ class PretrainingTask(abc.ABC):
     Training data repeats and is shuffled by `seed`; evaluation data is read once, in order.
     Both drop a last partial batch so every replica sees a full one.
     """
+    if input_context is not None and self.data.input_split == "global_batch":
+      return _rows_of_global_batches(self.build_inputs(is_training), input_context,
+                                     self.global_batch_size(is_training))
     from data import pretraining_loader  # pylint: disable=g-import-not-at-top
     batch_size = self.global_batch_size(is_training)
     if input_context is not None:

@@ -28,6 +28,7 @@ from training.export_task import export_vocab
 from training.hf_export import export_hf
 from training.hf_import import warm_start_model
 from training.optimization import create_optimizer
+from training.preemption import any_worker_signalled
 from training.preemption import PreemptionCheckpointer
 from training.reporting import MetricsFile
 from training.reporting import ProgressLine
@@ -119,6 +120,14 @@ def is_chief(strategy: tf.distribute.Strategy) -> bool:
           "chief" not in resolver.cluster_spec().as_dict())
 
 
+def is_multi_worker(strategy: tf.distribute.Strategy) -> bool:
+  """Whether this is a MultiWorkerMirroredStrategy run of more than one worker process."""
+  if not isinstance(strategy, tf.distribute.MultiWorkerMirroredStrategy):
+    return False
+  cluster = strategy.cluster_resolver.cluster_spec().as_dict()
+  return sum(len(tasks) for tasks in cluster.values()) > 1
+
+
 def checkpoint_dir(model_dir: str, strategy: tf.distribute.Strategy) -> str:
   """The chief checkpoints into DIR; other multi-worker workers into scratch dirs."""
   if is_chief(strategy):
@@ -155,10 +164,7 @@ def run_experiment(mode: str, model_dir: str, task: PretrainingTask = gin.REQUIR
     optimizer = precision.with_loss_scaling(create_optimizer(config.train_steps),
                                             runtime.precision)
     metrics_file = MetricsFile(os.path.join(model_dir, "metrics.jsonl"), optimizer.iterations)
-    train_iterator = None
-    if training:
-      train_iterator = iter(strategy.distribute_datasets_from_function(
-          lambda context: task.build_inputs(True, context)))
+    train_iterator = iter(training_batches(task, strategy)) if training else None
     eval_dataset = (strategy.distribute_datasets_from_function(
         lambda context: task.build_inputs(False, context)) if evaluating else None)
     # A task may name its own trainer (fine-tuning: training/finetuning_trainer.py).
@@ -169,8 +175,10 @@ def run_experiment(mode: str, model_dir: str, task: PretrainingTask = gin.REQUIR
         jit_compile=runtime.jit_compile,
         max_consecutive_bad_steps=config.max_consecutive_bad_steps,
         fault_log=metrics_file.write if chief else None)
-    # TPU input iterators cannot be saved: a resumed TPU run restarts the input stream.
-    saves_iterator = not isinstance(strategy, tf.distribute.TPUStrategy)
+    # Only one-pipeline iterators (default, one_device) can be saved; the others'
+    # (mirrored, multi_worker_mirrored, tpu) are not trackable in TF 2.20, so a resumed run
+    # skips the batches already trained on instead (below).
+    saves_iterator = isinstance(train_iterator, tf.__internal__.tracking.Trackable)
     checkpoint = training_checkpoint(model, optimizer,
                                      train_iterator if saves_iterator else None,
                                      trainer.fault_counts)
@@ -190,13 +198,22 @@ def run_experiment(mode: str, model_dir: str, task: PretrainingTask = gin.REQUIR
         write_run_vocab(model_dir, vocab)
     # Resume (before the progress line reads the step), else warm-start if asked; a
     # checkpoint of another model, or an init_checkpoint without this encoder, stops here.
+    # Every worker resumes from the chief's newest checkpoint: a worker killed while
+    # writing its own scratch copy may lack the newest one.
     remove_partial_checkpoints(manager.directory)
+    latest = tf.train.latest_checkpoint(model_dir)
     with strategy.scope():
-      if manager.latest_checkpoint:
-        check_same_model(model, manager.latest_checkpoint, f"--model_dir={model_dir}")
-        manager.restore_or_initialize()
+      if latest:
+        check_same_model(model, latest, f"--model_dir={model_dir}")
+        checkpoint.restore(latest)
       elif config.init_checkpoint or config.init_generator_checkpoint:
         warm_start_model(model, config.init_checkpoint, config.init_generator_checkpoint)
+    resumed_step = int(optimizer.iterations.numpy())
+    if not saves_iterator and resumed_step:
+      print(f"resuming the input at step {resumed_step}: skipping the batches already "
+            f"trained on ({type(strategy).__name__} iterators cannot be checkpointed)",
+            flush=True)
+      trainer.train_dataset = training_batches(task, strategy, skip_steps=resumed_step)
   if not training:
     restored = restore_path(checkpoint_path, manager.latest_checkpoint, mode, model_dir)
     check_same_model(model, restored, f"--mode={mode}")
@@ -216,8 +233,10 @@ def run_experiment(mode: str, model_dir: str, task: PretrainingTask = gin.REQUIR
       print(f"exported {name} (HuggingFace transformers) to {path}", flush=True)
     return None
 
-  preemption = PreemptionCheckpointer(lambda: manager.save(
-      checkpoint_number=int(optimizer.iterations.numpy()), check_interval=False))
+  preemption = PreemptionCheckpointer(
+      lambda: manager.save(checkpoint_number=int(optimizer.iterations.numpy()),
+                           check_interval=False),
+      any_worker_signalled(strategy) if is_multi_worker(strategy) else None)
   controller = orbit.Controller(
       global_step=optimizer.iterations, strategy=strategy,
       trainer=trainer if training else None, evaluator=trainer if evaluating else None,
@@ -243,6 +262,23 @@ def run_experiment(mode: str, model_dir: str, task: PretrainingTask = gin.REQUIR
     if message is None:
       raise
     raise tf.errors.DataLossError(None, None, message) from None
+
+
+def training_batches(task: PretrainingTask, strategy: tf.distribute.Strategy,
+                     skip_steps: int = 0) -> tf.distribute.DistributedDataset:
+  """The distributed training input, from its start or `skip_steps` steps in.
+
+  Every input pipeline skips the per-replica batches its replicas took in `skip_steps`
+  steps; the input is deterministic for a seed, so the stream goes on where a run that
+  was stopped after `skip_steps` steps left it (the data loaders shuffle with `task.seed`).
+  """
+  def dataset_fn(context):
+    dataset = task.build_inputs(True, context)
+    if skip_steps:  # (not a skip(0): it would change the saved iterators' layout)
+      replicas_per_pipeline = context.num_replicas_in_sync // context.num_input_pipelines
+      dataset = dataset.skip(skip_steps * replicas_per_pipeline)
+    return dataset
+  return strategy.distribute_datasets_from_function(dataset_fn)
 
 
 def train_and_evaluate(controller: orbit.Controller, config: TrainerConfig,

@@ -13,15 +13,18 @@ it again, and a script that exports after training does not export a half-traine
 42 is what TensorFlow's own PreemptionCheckpointHandler exits with for "checkpoint saved,
 restart me".
 
-One process only: on a multi-worker run the signalled worker saves and exits, and the
-others stop with a collective error; the run then resumes from the last checkpoint the
-chief wrote.
+Multi-worker runs: a signal reaches one worker, but all of them must save at the same
+step and stop together (a worker that stopped alone would leave the others waiting in a
+collective). So after each loop the workers sum their "signalled" flags
+(`any_worker_signalled`, one tiny all-reduce) and all save (the chief into DIR) and exit
+with `EXIT_CODE` when any was signalled.
 """
 import contextlib
 import signal
-from typing import Callable, Iterator, Mapping
+from typing import Callable, Iterator, Mapping, Optional
 
 from absl import logging
+import tensorflow as tf
 
 EXIT_CODE = 42
 
@@ -31,10 +34,14 @@ class PreemptionCheckpointer:
 
   Args:
     save_checkpoint: saves the current state; returns the checkpoint's path.
+    any_signalled: multi-worker runs: maps this worker's flag to whether any worker was
+      signalled (`any_worker_signalled`); None: this process's flag decides.
   """
 
-  def __init__(self, save_checkpoint: Callable[[], str]):
+  def __init__(self, save_checkpoint: Callable[[], str],
+               any_signalled: Optional[Callable[[bool], bool]] = None):
     self.save_checkpoint = save_checkpoint
+    self.any_signalled = any_signalled
     self.signal_received = False
 
   def _on_sigterm(self, signum, frame):
@@ -53,10 +60,23 @@ class PreemptionCheckpointer:
 
   def __call__(self, outputs: Mapping[str, float]):
     del outputs
-    if not self.signal_received:
+    signalled = self.signal_received
+    if self.any_signalled is not None:
+      signalled = self.any_signalled(signalled)
+    if not signalled:
       return
     path = self.save_checkpoint()
     logging.warning("preempted: saved %s", path)
-    print(f"preempted (SIGTERM): saved {path}; exiting with status {EXIT_CODE}. Run the "
+    print(f"preempted (SIGTERM{'' if self.signal_received else ' to another worker'}): "
+          f"saved {path}; exiting with status {EXIT_CODE}. Run the "
           "same command again to resume.", flush=True)
     raise SystemExit(EXIT_CODE)
+
+
+def any_worker_signalled(strategy: tf.distribute.Strategy) -> Callable[[bool], bool]:
+  """A function of this worker's flag: whether any worker's flag is set (an all-reduce;
+  every worker must call it at the same point)."""
+  def reduce(flag: bool) -> bool:
+    flags = strategy.run(tf.identity, args=(tf.constant(float(flag)),))
+    return bool(strategy.reduce(tf.distribute.ReduceOp.SUM, flags, axis=None).numpy() > 0)
+  return reduce
