@@ -131,19 +131,19 @@ def load_part(part: HfPart, architecture: str, state: StateDict, source: str,
   slots = list(encoder_slots)
   if architecture == part.architecture:
     slots += part.head_slots()
-  restored = []
+  absent = [slot.name for slot in slots if slot.name not in state]
+  if absent:
+    raise ValueError(f"{source} ({architecture}) has no {', '.join(absent[:4])}")
+  for slot in slots:  # every shape is checked before any variable changes
+    slot.check_hf_shape(state[slot.name], source)
   for slot in slots:
-    if slot.name not in state:
-      raise ValueError(f"{source} ({architecture}) has no {slot.name}")
-    if slot.variable.ref() in keep:
-      if not np.allclose(slot.to_hf(), state[slot.name], atol=1e-6):
-        print(f"  note: {source} has other values for {slot.name} than the discriminator's "
-              "checkpoint; the embeddings are tied here, so the discriminator's are kept",
-              flush=True)
-      restored.append(slot.name)
-      continue
-    slot.assign_from_hf(state[slot.name], source)
-    restored.append(slot.name)
+    if slot.variable.ref() not in keep:
+      slot.assign_from_hf(state[slot.name], source)
+    elif not np.allclose(slot.to_hf(), state[slot.name], atol=1e-6):
+      print(f"  note: {source} has other values for {slot.name} than the discriminator's "
+            "checkpoint; the embeddings are tied here, so the discriminator's are kept",
+            flush=True)
+  restored = [slot.name for slot in slots]
   unused = sorted(set(state) - set(restored))
   return dict(restored=restored, unused=unused,
               variables={slot.variable.ref() for slot in slots})

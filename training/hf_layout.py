@@ -64,18 +64,22 @@ class WeightSlot:
       return (int(np.prod(shape)),)
     return shape
 
+  def check_hf_shape(self, value: np.ndarray, source: str) -> None:
+    """Raises ValueError naming both shapes when `value` does not fit this weight."""
+    if tuple(np.shape(value)) != self.hf_shape:
+      raise ValueError(f"{source}: {self.name} has shape {list(np.shape(value))} there, but "
+                       f"this model's {self.variable.name} needs {list(self.hf_shape)} (check "
+                       "encoder_config and the generator size against the checkpoint's "
+                       "config.json)")
+
   def assign_from_hf(self, value: np.ndarray, source: str) -> None:
     """Assigns a transformers-layout `value` to the variable.
 
     Raises:
       ValueError: `value` has another shape than this model's weight (names both).
     """
+    self.check_hf_shape(value, source)
     value = np.asarray(value, np.float32)
-    if tuple(value.shape) != self.hf_shape:
-      raise ValueError(f"{source}: {self.name} has shape {list(value.shape)} there, but this "
-                       f"model's {self.variable.name} needs {list(self.hf_shape)} (check "
-                       "encoder_config and the generator size against the checkpoint's "
-                       "config.json)")
     if self.layout in (KERNEL, QKV_KERNEL):
       value = value.T
     self.variable.assign(value.reshape(self.variable.shape))

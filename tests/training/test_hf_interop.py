@@ -255,3 +255,20 @@ def test_bert_with_a_narrow_embedding_is_not_exportable_as_bert():
   model = BertPretrainer(tiny_config())  # tiny: E=16, H=32
   with pytest.raises(ValueError, match="BertForMaskedLM needs embedding_size == hidden_size"):
     hf_parts(model)
+
+
+def test_a_shape_mismatch_changes_no_weight(tmp_path):
+  discriminator, _ = _transformers_electra_pair()
+  directory = str(tmp_path / "disc")
+  save_as_pytorch_checkpoint(discriminator, directory)
+  path = os.path.join(directory, "model.safetensors")
+  state = load_file(path)
+  # The last encoder weight is the wrong shape: nothing before it may have been assigned.
+  state["electra.encoder.layer.1.output.LayerNorm.bias"] = np.zeros([31], np.float32)
+  save_file(state, path, metadata={"format": "pt"})
+  model = _our_electra_built(tiny_inputs(seq=SEQ, vocab=VOCAB))
+  before = [w.numpy() for w in model.weights]
+  with pytest.raises(ValueError, match=r"LayerNorm\.bias has shape \[31\] there"):
+    warm_start_model(model, directory)
+  for old, weight in zip(before, model.weights):
+    np.testing.assert_array_equal(old, weight.numpy(), err_msg=weight.name)
