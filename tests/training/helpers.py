@@ -1,4 +1,7 @@
 """Tiny pretraining batches, tasks and trainers shared by the training and task tests."""
+import glob
+import os
+
 import numpy as np
 import tensorflow as tf
 
@@ -133,3 +136,16 @@ def tiny_electra_bindings(train_pattern, eval_pattern, train_steps, dropout_rate
       "create_optimizer.learning_rate = 3e-3",
       "create_optimizer.warmup_steps = 1",
   ] + [f"TrainerConfig.{name} = {value!r}" for name, value in trainer.items()]
+
+
+def train_losses_from_events(model_dir):
+  """step -> [total_loss, ...] in DIR/train's events, in the order written (a step is logged
+  again when a resumed run repeats it)."""
+  written = {}
+  for path in glob.glob(os.path.join(model_dir, "train", "events.out.tfevents.*")):
+    for event in tf.compat.v1.train.summary_iterator(path):
+      for value in event.summary.value:
+        if value.tag == "total_loss":
+          written.setdefault(event.step, []).append(
+              (event.wall_time, float(tf.make_ndarray(value.tensor))))
+  return {step: [loss for _, loss in sorted(values)] for step, values in written.items()}

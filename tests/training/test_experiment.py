@@ -11,6 +11,7 @@ import tensorflow as tf
 import official_runner
 from tests.training.helpers import pretraining_examples
 from tests.training.helpers import tiny_electra_bindings
+from tests.training.helpers import train_losses_from_events
 from tests.training.helpers import write_pretraining_records
 from training.experiment import run_experiment
 from training.trainer import PretrainingTrainer
@@ -28,18 +29,6 @@ def _run(mode, model_dir, bindings):
   gin.clear_config()
   official_runner.parse_config([], bindings)
   return run_experiment(mode, str(model_dir))
-
-
-def _train_losses(model_dir):
-  """step -> [total_loss, ...] in DIR/train's events, in the order written (one loop = one step)."""
-  written = {}
-  for path in glob.glob(os.path.join(model_dir, "train", "events.out.tfevents.*")):
-    for event in tf.compat.v1.train.summary_iterator(path):
-      for value in event.summary.value:
-        if value.tag == "total_loss":
-          written.setdefault(event.step, []).append(
-              (event.wall_time, float(tf.make_ndarray(value.tensor))))
-  return {step: [loss for _, loss in sorted(values)] for step, values in written.items()}
 
 
 def test_a_killed_run_resumes_from_its_last_checkpoint_with_the_same_losses(
@@ -63,7 +52,7 @@ def test_a_killed_run_resumes_from_its_last_checkpoint_with_the_same_losses(
   assert tf.train.latest_checkpoint(str(tmp_path)).endswith("ckpt-1")
   _run("train", tmp_path, bindings)  # a new run (new objects): resumes from step 1
 
-  losses = _train_losses(tmp_path)
+  losses = train_losses_from_events(tmp_path)
   # Steps 2 and 3 were logged before the kill and again after the resume.
   assert [len(losses[step]) for step in (1, 2, 3, 4, 5)] == [1, 2, 2, 1, 1]
   for step in (2, 3):

@@ -230,14 +230,21 @@ def test_a_checkpoint_of_other_shapes_stops_naming_the_weight(tmp_path):
     warm_start_model(model, str(tmp_path / "disc"))
 
 
-def test_a_checkpoint_missing_an_encoder_weight_stops_naming_it(tmp_path):
+def _saved_discriminator(tmp_path, edit):
+  """A transformers discriminator folder whose state dict `edit` changed in place."""
   discriminator, _ = _transformers_electra_pair()
   directory = str(tmp_path / "disc")
   save_as_pytorch_checkpoint(discriminator, directory)
   path = os.path.join(directory, "model.safetensors")
   state = load_file(path)
-  del state["electra.encoder.layer.1.output.LayerNorm.bias"]
+  edit(state)
   save_file(state, path, metadata={"format": "pt"})
+  return directory
+
+
+def test_a_checkpoint_missing_an_encoder_weight_stops_naming_it(tmp_path):
+  directory = _saved_discriminator(
+      tmp_path, lambda state: state.pop("electra.encoder.layer.1.output.LayerNorm.bias"))
   model = _our_electra_built(tiny_inputs(seq=SEQ, vocab=VOCAB))
   # 39 = 3 tables + embedding LayerNorm (2) + E->H projection (2) + 2 layers x 16.
   with pytest.raises(ValueError, match=r"lacks 1 of the discriminator's 39 encoder weights, "
@@ -258,14 +265,9 @@ def test_bert_with_a_narrow_embedding_is_not_exportable_as_bert():
 
 
 def test_a_shape_mismatch_changes_no_weight(tmp_path):
-  discriminator, _ = _transformers_electra_pair()
-  directory = str(tmp_path / "disc")
-  save_as_pytorch_checkpoint(discriminator, directory)
-  path = os.path.join(directory, "model.safetensors")
-  state = load_file(path)
   # The last encoder weight is the wrong shape: nothing before it may have been assigned.
-  state["electra.encoder.layer.1.output.LayerNorm.bias"] = np.zeros([31], np.float32)
-  save_file(state, path, metadata={"format": "pt"})
+  directory = _saved_discriminator(tmp_path, lambda state: state.update({
+      "electra.encoder.layer.1.output.LayerNorm.bias": np.zeros([31], np.float32)}))
   model = _our_electra_built(tiny_inputs(seq=SEQ, vocab=VOCAB))
   before = [w.numpy() for w in model.weights]
   with pytest.raises(ValueError, match=r"LayerNorm\.bias has shape \[31\] there"):

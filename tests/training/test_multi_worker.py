@@ -14,7 +14,6 @@ tiny ELECTRA run (dropout off, global batch 4, `PretrainingData.input_split =
 If collective ops cannot run here, the workers fail or time out and the tests fail with
 their logs. Every process has a hard timeout and is killed when a test ends.
 """
-import glob
 import json
 import os
 import signal
@@ -30,6 +29,7 @@ import tensorflow as tf
 from scripts.kill_trials import checkpoint_tensors
 from tests.training.helpers import pretraining_examples
 from tests.training.helpers import tiny_electra_bindings
+from tests.training.helpers import train_losses_from_events
 from tests.training.helpers import write_pretraining_records
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -112,14 +112,8 @@ def _latest_step(model_dir):
 
 
 def _train_losses(model_dir):
-  """step -> total_loss in DIR/train's events."""
-  losses = {}
-  for path in glob.glob(os.path.join(model_dir, "train", "events.out.tfevents.*")):
-    for event in tf.compat.v1.train.summary_iterator(path):
-      for value in event.summary.value:
-        if value.tag == "total_loss":
-          losses[event.step] = float(tf.make_ndarray(value.tensor))
-  return losses
+  """step -> the last total_loss written for it in DIR/train's events."""
+  return {step: losses[-1] for step, losses in train_losses_from_events(model_dir).items()}
 
 
 @pytest.fixture(scope="module")
