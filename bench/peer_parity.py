@@ -236,11 +236,17 @@ def train_curves(objective: str, bindings: Sequence[str], steps: int, eval_inter
   return records
 
 
-def plot_curves(records: List[Dict], path: str) -> None:
-  plt = plotting.pyplot()
+def _sides_and_metrics(records: List[Dict]):
+  """The models compared in `records` and the metrics they have, in display order."""
   names = [name for name in records[0] if name != "step"]
   metrics = [m for m in ("masked_lm_loss", "masked_lm_accuracy", "disc_loss", "disc_auc")
              if m in records[0][names[0]]]
+  return names, metrics
+
+
+def plot_curves(records: List[Dict], path: str) -> None:
+  plt = plotting.pyplot()
+  names, metrics = _sides_and_metrics(records)
   figure, axes = plt.subplots(1, len(metrics), figsize=(4.2 * len(metrics), 3.6))
   axes = np.atleast_1d(axes)
   steps = [record["step"] for record in records]
@@ -255,9 +261,7 @@ def plot_curves(records: List[Dict], path: str) -> None:
 
 
 def table(records: List[Dict]) -> str:
-  names = [name for name in records[0] if name != "step"]
-  metrics = [m for m in ("masked_lm_loss", "masked_lm_accuracy", "disc_loss", "disc_auc")
-             if m in records[0][names[0]]]
+  names, metrics = _sides_and_metrics(records)
   header = "| step | " + " | ".join(f"{m} {n}" for m in metrics for n in names) + " |"
   lines = [header, "|" + " --- |" * (1 + len(metrics) * len(names))]
   for record in records:

@@ -44,16 +44,26 @@ class BertSchedule(tf_keras.optimizers.schedules.LearningRateSchedule):
     return dict(peak=self.peak, warmup_steps=self.warmup_steps, total_steps=self.total_steps)
 
 
-def load_transformers_weights(model, directory: str) -> None:
-  """Loads a PyTorch-format model.safetensors into a transformers TF model (built).
+def load_transformers_weights(model, directory: str) -> Dict[str, list]:
+  """Loads a PyTorch-format model.safetensors into a transformers TF model (built), by
+  transformers' own name conversion.
 
-  transformers' own name conversion; fails on any missing or unexpected weight.
+  Returns:
+    transformers' loading info: `missing_keys`, `unexpected_keys`, `mismatched_keys`.
   """
   _, info = load_pytorch_state_dict_in_tf2_model(
       model, load_file(os.path.join(directory, "model.safetensors")), tf_inputs=False,
-      allow_missing_keys=False, output_loading_info=True)
-  if any(info.values()):
-    raise ValueError(f"{directory} does not fit {type(model).__name__}: {info}")
+      allow_missing_keys=True, output_loading_info=True)
+  return info
+
+
+def pytorch_name_and_value(variable, value) -> tuple:
+  """A transformers TF variable's PyTorch name, and `value` (its value or gradient) in the
+  PyTorch layout, by transformers' own conversion."""
+  name, transpose = convert_tf_weight_name_to_pt_weight_name(
+      variable.name, tf_weight_shape=variable.shape)
+  value = np.asarray(value)
+  return name, (value.T if transpose == TransposeType.SIMPLE else value)
 
 
 def _unique(variables):
@@ -99,7 +109,9 @@ class TransformersPretrainer:
       self.models = {"bert": self.generator}
     for name, model in self.models.items():
       model(model.dummy_inputs, training=False)
-      load_transformers_weights(model, directories[name])
+      info = load_transformers_weights(model, directories[name])
+      if any(info.values()):
+        raise ValueError(f"{directories[name]} does not fit {type(model).__name__}: {info}")
     self.variables = _unique(sum((m.trainable_weights for m in self.models.values()), []))
     self.optimizer = AdamWeightDecay(
         learning_rate=BertSchedule(learning_rate, warmup_steps, total_steps),
@@ -186,7 +198,6 @@ class TransformersPretrainer:
         value = by_ref.pop(variable.ref(), None)
         if value is None:
           continue
-        name, transpose = convert_tf_weight_name_to_pt_weight_name(
-            variable.name, tf_weight_shape=variable.shape)
-        named[f"{part}/{name}"] = value.T if transpose == TransposeType.SIMPLE else value
+        name, value = pytorch_name_and_value(variable, value)
+        named[f"{part}/{name}"] = value
     return named

@@ -10,14 +10,12 @@ model built, then transformers' own PyTorch-name -> TF-weight conversion
 import os
 
 import numpy as np
-from safetensors.numpy import load_file
 from safetensors.numpy import save_file
 import tensorflow as tf
 import transformers
-from transformers.modeling_tf_pytorch_utils import convert_tf_weight_name_to_pt_weight_name
-from transformers.modeling_tf_pytorch_utils import load_pytorch_state_dict_in_tf2_model
-from transformers.modeling_tf_pytorch_utils import TransposeType
 
+from bench.transformers_peer import load_transformers_weights
+from bench.transformers_peer import pytorch_name_and_value
 from modeling.bert import BertPretrainer
 from modeling.electra import ElectraPretrainer
 from modeling.electra_hp import ElectraHpPretrainer
@@ -37,9 +35,7 @@ def load_transformers_model(architecture: str, directory: str):
   config = transformers.AutoConfig.from_pretrained(directory)
   model = getattr(transformers, "TF" + architecture)(config)
   model(model.dummy_inputs, training=False)
-  return load_pytorch_state_dict_in_tf2_model(
-      model, load_file(os.path.join(directory, "model.safetensors")), tf_inputs=False,
-      allow_missing_keys=True, output_loading_info=True)
+  return model, load_transformers_weights(model, directory)
 
 
 def save_as_pytorch_checkpoint(model, directory: str) -> None:
@@ -49,10 +45,8 @@ def save_as_pytorch_checkpoint(model, directory: str) -> None:
   """
   state = {}
   for weight in model.weights:
-    name, transpose = convert_tf_weight_name_to_pt_weight_name(
-        weight.name, tf_weight_shape=weight.shape)
-    value = weight.numpy()
-    state[name] = np.ascontiguousarray(value.T if transpose == TransposeType.SIMPLE else value)
+    name, value = pytorch_name_and_value(weight, weight.numpy())
+    state[name] = np.ascontiguousarray(value)
   os.makedirs(directory, exist_ok=True)
   save_file(state, os.path.join(directory, "model.safetensors"), metadata={"format": "pt"})
   model.config.save_pretrained(directory)
