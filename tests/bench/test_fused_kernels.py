@@ -1,5 +1,5 @@
 """The fused-kernel benchmark runs end to end at tiny shapes and reports every kernel."""
-from tests.bench.bench_run import bench_json
+from tests.kit.bench import bench_json
 
 
 def test_reports_plain_and_fused_times_for_every_kernel():

@@ -3,7 +3,7 @@ import numpy as np
 import tensorflow as tf
 
 from bench import matmul_speed
-from tests.bench.bench_run import bench_json
+from tests.kit.bench import bench_json
 
 
 def test_backward_pass_is_the_two_gradients_of_the_product():

@@ -1,5 +1,5 @@
 """The optimizer-update benchmark runs end to end on a tiny model and agrees with itself."""
-from tests.bench.bench_run import bench_json
+from tests.kit.bench import bench_json
 
 
 def test_times_both_updates_and_they_give_the_same_variables():

@@ -1,5 +1,5 @@
 """The sampling benchmark runs end to end at tiny shapes and reports both methods."""
-from tests.bench.bench_run import bench_json
+from tests.kit.bench import bench_json
 
 
 def test_reports_gumbel_max_and_two_level_times():

@@ -7,7 +7,7 @@ from modeling.encoder_config import encoder_config
 from modeling.losses import masked_lm_loss
 from modeling.losses import replaced_token_detection_loss
 from modeling.sampling import example_seeds
-from tests.training.helpers import pretraining_examples
+from tests.kit.pretraining import pretraining_examples
 
 
 def _inputs(num_examples=4):

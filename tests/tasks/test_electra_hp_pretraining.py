@@ -4,11 +4,14 @@ import tensorflow as tf
 
 from tasks.electra_hp_pretraining import ElectraHpPretrainingTask
 from tasks.electra_hp_pretraining import max_probability_bin_names
-from tests.tasks.objective_helpers import run_steps, sample_batches, tiny_data, tiny_encoder
+from tests.kit.objectives import run_steps
+from tests.kit.objectives import sample_batches
+from tests.kit.objectives import sample_encoder
+from tests.kit.objectives import tiny_data
 
 
 def _task(method, **kwargs):
-  return ElectraHpPretrainingTask(tiny_encoder(), tiny_data(), seed=1,
+  return ElectraHpPretrainingTask(sample_encoder(), tiny_data(), seed=1,
                                   hardness_method=method, generator_width_multiplier=0.5,
                                   **kwargs)
 

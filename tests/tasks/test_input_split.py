@@ -7,9 +7,9 @@ import tensorflow as tf
 
 from tasks.pretraining_task import _rows_of_global_batches
 from tasks.pretraining_task import PretrainingData
-from tests.training.helpers import pretraining_examples
-from tests.training.helpers import tiny_task
-from tests.training.helpers import write_pretraining_records
+from tests.kit.pretraining import pretraining_examples
+from tests.kit.pretraining import tiny_task
+from tests.kit.pretraining import write_pretraining_records
 
 
 def _context(pipelines, pipeline_id, replicas):

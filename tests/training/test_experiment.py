@@ -9,10 +9,10 @@ import pytest
 import tensorflow as tf
 
 import official_runner
-from tests.training.helpers import pretraining_examples
-from tests.training.helpers import tiny_electra_bindings
-from tests.training.helpers import train_losses_from_events
-from tests.training.helpers import write_pretraining_records
+from tests.kit.pretraining import pretraining_examples
+from tests.kit.pretraining import write_pretraining_records
+from tests.kit.runs import tiny_electra_bindings
+from tests.kit.runs import train_losses_from_events
 from training.experiment import run_experiment
 from training.trainer import PretrainingTrainer
 
