@@ -52,6 +52,15 @@ def sample_batches(task, num_batches=2):
   return list(task.build_inputs(is_training=True).take(num_batches))
 
 
+def initial_step_result(task):
+  """The task's StepResult (losses, metric updates) of a new model on the first sample batch:
+  model inputs built as for training, the model run in inference mode."""
+  model = task.build_model()
+  batch = sample_batches(task, 1)[0]
+  outputs = model(task.model_inputs(batch, tf.constant(0), training=True), training=False)
+  return task.compute_losses(batch, outputs)
+
+
 def run_steps(task, num_steps, learning_rate=3e-3, batches=None, step_values=None):
   """Trains with Adam; returns model, per-step losses, metrics over the run.
 

@@ -4,10 +4,10 @@ import tensorflow as tf
 
 from modeling.bert import BertPretrainer
 from modeling.encoder_config import encoder_config
-from modeling.losses import masked_lm_loss, replaced_token_detection_loss
 from modeling.sampling import example_seeds
 from modeling.sampling import gumbel_softmax_sample
 from modeling.script import ScriptPretrainer
+from tests.kit.gradients import mlm_and_rtd_losses
 from tests.kit.inputs import gumbel_noise
 from tests.kit.inputs import masked_inputs
 
@@ -67,10 +67,7 @@ def test_both_losses_train_the_one_encoder_and_the_sample_carries_no_gradient():
   inputs = masked_inputs()
   with tf.GradientTape(persistent=True) as tape:
     outputs = model(inputs, training=True)
-    mlm = masked_lm_loss(outputs["mlm_logits"], inputs["masked_lm_ids"],
-                         inputs["masked_lm_weights"])
-    disc = replaced_token_detection_loss(outputs["rtd_logits"], outputs["rtd_labels"],
-                                         inputs["input_mask"])
+    mlm, disc = mlm_and_rtd_losses(outputs, inputs)
   for loss in (mlm, disc):
     grads = tape.gradient(loss, model.trainable_weights)
     assert all(g is not None for g in grads)

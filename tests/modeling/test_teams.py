@@ -3,9 +3,10 @@ import pytest
 import tensorflow as tf
 
 from modeling.encoder_config import encoder_config
-from modeling.losses import masked_lm_loss, replaced_token_detection_loss
+from modeling.losses import masked_lm_loss
 from modeling.teams import TeamsPretrainer
 from tests.kit.gradients import groups_reached
+from tests.kit.gradients import mlm_and_rtd_losses
 from tests.kit.gradients import variable_ids
 from tests.kit.gradients import weights_without
 from tests.kit.inputs import masked_inputs
@@ -103,12 +104,9 @@ def test_gradient_routing_of_the_three_losses():
   inputs = masked_inputs()
   with tf.GradientTape(persistent=True) as tape:
     outputs = model(inputs, training=True)
-    weights = inputs["masked_lm_weights"]
-    losses = dict(
-        mlm=masked_lm_loss(outputs["mlm_logits"], inputs["masked_lm_ids"], weights),
-        rtd=replaced_token_detection_loss(outputs["rtd_logits"], outputs["rtd_labels"],
-                                          inputs["input_mask"]),
-        mws=masked_lm_loss(outputs["mws_logits"], outputs["mws_labels"], weights))
+    mlm, rtd = mlm_and_rtd_losses(outputs, inputs)
+    losses = dict(mlm=mlm, rtd=rtd, mws=masked_lm_loss(
+        outputs["mws_logits"], outputs["mws_labels"], inputs["masked_lm_weights"]))
   encoder = model.encoder
   embedding_ids = variable_ids(encoder.embedding_network.weights)
   groups = dict(

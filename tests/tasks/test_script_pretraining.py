@@ -1,7 +1,7 @@
 import numpy as np
-import tensorflow as tf
 
 from tasks.script_pretraining import ScriptPretrainingTask
+from tests.kit.objectives import initial_step_result
 from tests.kit.objectives import run_steps
 from tests.kit.objectives import sample_batches
 from tests.kit.objectives import sample_encoder
@@ -10,10 +10,7 @@ from tests.kit.objectives import tiny_data
 
 def test_total_is_mlm_plus_fifty_disc():
   task = ScriptPretrainingTask(sample_encoder(), tiny_data(), seed=1)
-  model = task.build_model()
-  batch = sample_batches(task, 1)[0]
-  outputs = model(task.model_inputs(batch, tf.constant(0), training=True), training=False)
-  result = task.compute_losses(batch, outputs)
+  result = initial_step_result(task)
   np.testing.assert_allclose(
       result.total_loss,
       result.losses["masked_lm_loss"] + 50.0 * result.losses["disc_loss"], rtol=1e-6)

@@ -5,8 +5,8 @@ from tasks.pretraining_task import PretrainingData
 from tasks.teams_pretraining import TeamsPretrainingTask
 from tests.kit.encoders import tiny_encoder
 from tests.kit.objectives import constant_sequence_batches
+from tests.kit.objectives import initial_step_result
 from tests.kit.objectives import run_steps
-from tests.kit.objectives import sample_batches
 from tests.kit.objectives import sample_encoder
 from tests.kit.objectives import tiny_data
 
@@ -19,10 +19,7 @@ def test_paper_defaults_and_total_loss_is_equation_9():
   task = _task()
   assert (task.mlm_weight, task.rtd_weight, task.mws_weight) == (1.0, 5.0, 2.0)
   assert task.num_negatives == 5
-  model = task.build_model()
-  batch = sample_batches(task, 1)[0]
-  outputs = model(task.model_inputs(batch, tf.constant(0), training=True), training=False)
-  result = task.compute_losses(batch, outputs)
+  result = initial_step_result(task)
   losses = result.losses
   np.testing.assert_allclose(
       result.total_loss,
