@@ -8,6 +8,7 @@ from tests.kit import bench
 TINY = bench.TINY_ONE_LAYER
 
 
+@pytest.mark.slow  # runs the benchmark module in a subprocess
 def test_reports_speed_flops_and_mfu_relative_to_electra():
   figures = bench.bench_json("bench.objective_speed", [
       "--objectives=bert,electra", "--batch_size=4", "--seq_length=16", "--steps=2",

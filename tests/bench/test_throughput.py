@@ -12,6 +12,7 @@ from tests.kit import bench
 TINY = bench.TINY_ONE_LAYER
 
 
+@pytest.mark.slow  # runs the benchmark module in a subprocess
 def test_harness_reports_every_figure_and_the_baseline_ratios():
   lines = bench.bench_output_lines("bench.throughput", [
       "--objective=electra", "--size=small", "--batch_size=4", "--seq_length=16", "--steps=2",
@@ -51,6 +52,7 @@ def test_bad_flag_combinations_name_the_flag():
     throughput.check_flags("electra", False, steps=1, loops=2)
 
 
+@pytest.mark.slow  # runs the benchmark module in a subprocess
 def test_count_host_ops_counts_fewer_ops_when_the_forward_pass_is_compiled():
   lines = bench.bench_output_lines("bench.throughput", [
       "--objective=electra", "--size=small", "--batch_size=4", "--seq_length=16", "--steps=1",
