@@ -37,6 +37,8 @@ TRAIN_STEPS = 8
 TIMEOUT_S = 240  # per launch
 PREEMPTED = 42  # training/preemption.EXIT_CODE
 
+pytestmark = pytest.mark.slow  # about 130 s: worker processes, launched several times
+
 
 def _free_ports(count):
   sockets = [socket.socket() for _ in range(count)]
