@@ -1,10 +1,13 @@
 # Set-up and entry points. `make test` and `make demo` create .venv when it is missing.
+#   make test       the whole suite (every test, the `slow` ones included): what CI runs
+#   make test-fast  the suite without the tests marked `slow` (the benchmark harness and the
+#                   slowest end-to-end runs; see pytest.ini): for the edit-test loop
 PYTHON ?= python3.11
 VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: test demo bench clean-venv
+.PHONY: test test-fast demo bench clean-venv
 
 $(STAMP): requirements.txt
 	test -x $(PY) || $(PYTHON) -m venv $(VENV) || python3 -m venv $(VENV)
@@ -14,6 +17,9 @@ $(STAMP): requirements.txt
 
 test: $(STAMP)
 	$(PY) -m pytest -q tests
+
+test-fast: $(STAMP)
+	$(PY) -m pytest -q -m "not slow" tests
 
 demo: $(STAMP)
 	bash scripts/demo.sh $(PY)

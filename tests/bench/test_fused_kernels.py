@@ -1,7 +1,10 @@
 """The fused-kernel benchmark runs end to end at tiny shapes and reports every kernel."""
-from tests.bench.bench_run import bench_json
+import pytest
+
+from tests.kit.bench import bench_json
 
 
+@pytest.mark.slow  # runs the benchmark module in a subprocess
 def test_reports_plain_and_fused_times_for_every_kernel():
   results = bench_json("bench.fused_kernels", [
       "--batch_size=2", "--seq_length=8", "--hidden=8", "--heads=2", "--intermediate=16",

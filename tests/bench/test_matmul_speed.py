@@ -1,9 +1,10 @@
 """The matmul benchmark runs at tiny shapes, times what it says and counts its FLOPs right."""
 import numpy as np
+import pytest
 import tensorflow as tf
 
 from bench import matmul_speed
-from tests.bench.bench_run import bench_json
+from tests.kit.bench import bench_json
 
 
 def test_backward_pass_is_the_two_gradients_of_the_product():
@@ -17,6 +18,7 @@ def test_backward_pass_is_the_two_gradients_of_the_product():
     np.testing.assert_allclose(got, want, rtol=1e-5)
 
 
+@pytest.mark.slow  # runs the benchmark module in a subprocess
 def test_reports_both_backends_for_every_shape_and_pass():
   results = bench_json("bench.matmul_speed", ["--tokens=6", "--hidden=4", "--intermediate=10",
                                              "--dtype=float32", "--repeats=2", "--calls=2"])

@@ -3,13 +3,14 @@ import pytest
 
 from bench import flops
 from bench import pretraining_setup
-from tests.bench import bench_run
+from tests.kit import bench
 
-TINY = bench_run.TINY_ONE_LAYER
+TINY = bench.TINY_ONE_LAYER
 
 
+@pytest.mark.slow  # runs the benchmark module in a subprocess
 def test_reports_speed_flops_and_mfu_relative_to_electra():
-  figures = bench_run.bench_json("bench.objective_speed", [
+  figures = bench.bench_json("bench.objective_speed", [
       "--objectives=bert,electra", "--batch_size=4", "--seq_length=16", "--steps=2",
       "--loops=1", "--precision=float32"] + [f"--gin_param={param}" for param in TINY])
   rows = figures["objectives"]

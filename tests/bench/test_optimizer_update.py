@@ -1,7 +1,10 @@
 """The optimizer-update benchmark runs end to end on a tiny model and agrees with itself."""
-from tests.bench.bench_run import bench_json
+import pytest
+
+from tests.kit.bench import bench_json
 
 
+@pytest.mark.slow  # runs the benchmark module in a subprocess
 def test_times_both_updates_and_they_give_the_same_variables():
   figures = bench_json("bench.optimizer_update", [
       "--seq_length=16", "--batch_size=2", "--repeats=2",

@@ -3,11 +3,11 @@ import numpy as np
 import pytest
 
 from bench import peer_parity
-from tests.training.helpers import pretraining_examples
-from tests.training.helpers import PREDICTIONS
-from tests.training.helpers import SEQ
-from tests.training.helpers import VOCAB
-from tests.training.helpers import write_pretraining_records
+from tests.kit.pretraining import PREDICTIONS
+from tests.kit.pretraining import SEQ
+from tests.kit.pretraining import VOCAB
+from tests.kit.pretraining import pretraining_examples
+from tests.kit.pretraining import write_pretraining_records
 
 
 @pytest.mark.parametrize("objective,fused", [("electra", True), ("electra", False),

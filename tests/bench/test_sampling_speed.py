@@ -1,7 +1,10 @@
 """The sampling benchmark runs end to end at tiny shapes and reports both methods."""
-from tests.bench.bench_run import bench_json
+import pytest
+
+from tests.kit.bench import bench_json
 
 
+@pytest.mark.slow  # runs the benchmark module in a subprocess
 def test_reports_gumbel_max_and_two_level_times():
   results = bench_json("bench.sampling_speed", [
       "--batch_size=2", "--masked_positions=3", "--vocab_size=300", "--repeats=2"])

@@ -7,13 +7,14 @@ import pytest
 from bench import flops
 from bench import pretraining_setup
 from bench import throughput
-from tests.bench import bench_run
+from tests.kit import bench
 
-TINY = bench_run.TINY_ONE_LAYER
+TINY = bench.TINY_ONE_LAYER
 
 
+@pytest.mark.slow  # runs the benchmark module in a subprocess
 def test_harness_reports_every_figure_and_the_baseline_ratios():
-  lines = bench_run.bench_output_lines("bench.throughput", [
+  lines = bench.bench_output_lines("bench.throughput", [
       "--objective=electra", "--size=small", "--batch_size=4", "--seq_length=16", "--steps=2",
       "--loops=1", "--precision=mixed_bfloat16", "--vs_model_garden", "--vs_unfused"] + [
           f"--gin_param={param}" for param in TINY])
@@ -51,8 +52,9 @@ def test_bad_flag_combinations_name_the_flag():
     throughput.check_flags("electra", False, steps=1, loops=2)
 
 
+@pytest.mark.slow  # runs the benchmark module in a subprocess
 def test_count_host_ops_counts_fewer_ops_when_the_forward_pass_is_compiled():
-  lines = bench_run.bench_output_lines("bench.throughput", [
+  lines = bench.bench_output_lines("bench.throughput", [
       "--objective=electra", "--size=small", "--batch_size=4", "--seq_length=16", "--steps=1",
       "--loops=1", "--count_host_ops"] + [f"--gin_param={param}" for param in TINY])
   per_step = json.loads(lines[-1])["host_ops_per_step"]

@@ -8,7 +8,7 @@ import os
 
 import pytest
 
-from tests.data import helpers
+from tests.kit import record_job
 
 BEAM_MISSING = importlib.util.find_spec("apache_beam") is None
 UNDER_CI = os.environ.get("CI", "").lower() == "true"
@@ -31,12 +31,12 @@ def test_beam_and_local_runners_write_identical_files(tmp_path):
   if BEAM_MISSING:  # and so under CI
     pytest.fail("CI=true but apache_beam is not importable: the Beam-vs-local comparison "
                 "must run in CI (pip install -r requirements.txt)", pytrace=False)
-  local = helpers.make_records(tmp_path / "local", dupe_factor=3, runner="local")
-  beam = helpers.make_records(tmp_path / "beam", dupe_factor=3, runner="beam")
+  local = record_job.make_records(tmp_path / "local", dupe_factor=3, runner="local")
+  beam = record_job.make_records(tmp_path / "beam", dupe_factor=3, runner="beam")
   assert beam == local
   local_files = files_by_name(tmp_path / "local")
   beam_files = files_by_name(tmp_path / "beam")
-  shard_names = [os.path.basename(p) for p in helpers.shard_paths(tmp_path / "local")]
+  shard_names = [os.path.basename(p) for p in record_job.shard_paths(tmp_path / "local")]
   assert len(shard_names) == 3 and set(shard_names) < set(local_files)
   assert all(local_files[name] for name in shard_names)  # no empty shard compared
   assert list(beam_files) == list(local_files)

@@ -8,17 +8,15 @@ from tokenizers import BertWordPieceTokenizer
 from data import build_vocab
 from data import text_reading
 from data import tokenization
-from tests.data import helpers
-
-REPO_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from tests.kit import paths
 
 
 def _corpus_lines(count):
-  return list(text_reading.iter_corpus_lines(helpers.TINY_CORPUS))[:count]
+  return list(text_reading.iter_corpus_lines(paths.TINY_CORPUS))[:count]
 
 
 def test_vocab_has_special_tokens_then_word_pieces_and_tokenizes_its_corpus(tmp_path):
-  vocab = build_vocab.build_vocab(helpers.TINY_CORPUS, vocab_size=400, lower_case=True)
+  vocab = build_vocab.build_vocab(paths.TINY_CORPUS, vocab_size=400, lower_case=True)
   assert vocab[:5] == ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]
   assert len(vocab) == 400 and len(set(vocab)) == len(vocab)
   assert "the" in vocab and any(token.startswith("##") for token in vocab)
@@ -44,7 +42,7 @@ def test_vocab_has_special_tokens_then_word_pieces_and_tokenizes_its_corpus(tmp_
 def test_the_same_corpus_gives_the_same_vocab():
   # Without continuation_alphabet, six runs gave six different vocabs here (ties between
   # equally frequent pairs broken in hash order).
-  runs = {tuple(build_vocab.build_vocab(helpers.TINY_CORPUS, vocab_size=400)) for _ in range(4)}
+  runs = {tuple(build_vocab.build_vocab(paths.TINY_CORPUS, vocab_size=400)) for _ in range(4)}
   assert len(runs) == 1
 
 
@@ -57,14 +55,14 @@ def test_continuation_alphabet_holds_letters_not_punctuation(tmp_path):
 
 
 def test_cased_vocab_keeps_capitals_and_a_lower_cased_tokenizer_warns(tmp_path):
-  vocab = build_vocab.build_vocab(helpers.TINY_CORPUS, vocab_size=300, lower_case=False)
+  vocab = build_vocab.build_vocab(paths.TINY_CORPUS, vocab_size=300, lower_case=False)
   assert "God" in vocab and "god" not in vocab
   capitalised = sum(token != token.lower() for token in vocab[5:])
   assert capitalised > 10
   assert tokenization.check_vocab_casing(vocab, lower_case=True, vocab_file="v.txt").startswith(
       f"v.txt holds {capitalised} pieces with upper-case letters")
   assert tokenization.check_vocab_casing(vocab, lower_case=False) is None
-  lowered = build_vocab.build_vocab(helpers.TINY_CORPUS, vocab_size=300)
+  lowered = build_vocab.build_vocab(paths.TINY_CORPUS, vocab_size=300)
   assert "lower-cased vocab" in tokenization.check_vocab_casing(lowered, lower_case=False)
   assert tokenization.check_vocab_casing(lowered, lower_case=True) is None
 
@@ -81,8 +79,8 @@ def test_blocks_drop_invalid_utf8_and_overlong_lines_and_cover_every_byte(tmp_pa
 
 def test_command_line_defaults_to_lower_case(tmp_path):
   output = tmp_path / "vocab.txt"
-  subprocess.run([sys.executable, "-m", "data.build_vocab", f"--input_files={helpers.TINY_CORPUS}",
-                  "--vocab_size=300", f"--output={output}"], cwd=REPO_ROOT, check=True,
+  subprocess.run([sys.executable, "-m", "data.build_vocab", f"--input_files={paths.TINY_CORPUS}",
+                  "--vocab_size=300", f"--output={output}"], cwd=paths.REPO_ROOT, check=True,
                  env=dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2"), capture_output=True)
   vocab = tokenization.load_vocab(str(output))
   assert vocab[:5] == list(tokenization.SPECIAL_TOKENS) and "god" in vocab

@@ -17,10 +17,10 @@ from data.finetuning_records import read_records
 from data.glue_tasks import GLUE_TASKS
 from data.sentence_reader import infer_labels
 from data.sentence_task import spec_from_meta_data
+from tests.kit.paths import FINETUNING_TESTDATA
+from tests.kit.paths import FINETUNING_VOCAB
+from tests.kit.paths import REPO_ROOT
 
-TESTDATA = os.path.join(os.path.dirname(__file__), "finetuning_testdata")
-VOCAB = os.path.join(TESTDATA, "vocab.txt")
-REPO_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 # Ten WordNet-style string labels, as in the SST-2-layout data set.
 SUPERSENSES = ["verb.motion", "noun.person", "noun.food", "adj.all", "verb.consumption",
@@ -31,7 +31,7 @@ WORDS = ["man", "woman", "bread", "good", "ate", "was", "the", "sang", "he", "a"
 @pytest.fixture(name="tokenizer", scope="module")
 def fixture_tokenizer():
   from data.tokenization import WordpieceTokenizer  # pylint: disable=g-import-not-at-top
-  return WordpieceTokenizer(VOCAB)
+  return WordpieceTokenizer(FINETUNING_VOCAB)
 
 
 def _write(path, text):
@@ -147,15 +147,15 @@ def test_wrong_glue_folder_names_the_file_columns_and_task(tmp_path, tokenizer):
       r"SST-2/train.tsv:1: no columns '#1 String', '#2 String', 'Quality' in the header "
       r"\(it has 'sentence', 'label'\) \(--task=mrpc reads the MRPC folder")):
     cfd.create_glue_data("mrpc", tokenizer, str(out), 16,
-                         input_dir=os.path.join(TESTDATA, "glue", "SST-2"))
+                         input_dir=os.path.join(FINETUNING_TESTDATA, "glue", "SST-2"))
   assert not out.exists()
 
 
 def test_missing_glue_split_is_reported_before_anything_is_read_or_written(tmp_path, tokenizer):
   folder = tmp_path / "MNLI"
   folder.mkdir()
-  shutil.copy(os.path.join(TESTDATA, "glue", "MNLI", "train.tsv"), folder)
-  shutil.copy(os.path.join(TESTDATA, "glue", "MNLI", "dev_matched.tsv"), folder)
+  shutil.copy(os.path.join(FINETUNING_TESTDATA, "glue", "MNLI", "train.tsv"), folder)
+  shutil.copy(os.path.join(FINETUNING_TESTDATA, "glue", "MNLI", "dev_matched.tsv"), folder)
   out = tmp_path / "records"
   with pytest.raises(ValueError, match=r"MNLI: no dev_mismatched.tsv; expected the MNLI folder"):
     cfd.create_glue_data("mnli", tokenizer, str(out), 16, input_dir=str(folder))
@@ -163,10 +163,10 @@ def test_missing_glue_split_is_reported_before_anything_is_read_or_written(tmp_p
 
 
 def test_squad_reads_any_file_names_and_names_a_bad_question(tmp_path, tokenizer):
-  shutil.copy(os.path.join(TESTDATA, "squad", "train-v1.1.json"), tmp_path / "mine_train.json")
-  with open(os.path.join(TESTDATA, "squad", "dev-v1.1.json")) as f:
+  shutil.copy(os.path.join(FINETUNING_TESTDATA, "squad", "train-v1.1.json"), tmp_path / "mine_train.json")
+  with open(os.path.join(FINETUNING_TESTDATA, "squad", "dev-v1.1.json")) as f:
     dev = json.load(f)
-  shutil.copy(os.path.join(TESTDATA, "squad", "dev-v1.1.json"), tmp_path / "mine_dev.json")
+  shutil.copy(os.path.join(FINETUNING_TESTDATA, "squad", "dev-v1.1.json"), tmp_path / "mine_dev.json")
   meta = cfd.create_squad_data("squad_v1", tokenizer, str(tmp_path / "ok"), 32, 8, 8,
                                train_file=str(tmp_path / "mine_train.json"),
                                dev_file=str(tmp_path / "mine_dev.json"))
@@ -190,7 +190,7 @@ def test_command_line_error_is_one_line_without_traceback(tmp_path):
   _write(str(tmp_path / "dev.csv"), "sentence,label\nthe man,y\n")
   result = subprocess.run(
       [sys.executable, "-m", "data.create_finetuning_data", "--task=classification",
-       f"--input_dir={tmp_path}", f"--vocab_file={VOCAB}", f"--output_dir={tmp_path / 'out'}"],
+       f"--input_dir={tmp_path}", f"--vocab_file={FINETUNING_VOCAB}", f"--output_dir={tmp_path / 'out'}"],
       cwd=REPO_ROOT, capture_output=True, text=True,
       env=dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2"))
   assert result.returncode == 1

@@ -1,6 +1,4 @@
 """Sentence(-pair) packing: [CLS] a [SEP] b [SEP], truncation, labels, records round trip."""
-import os
-
 import numpy as np
 import tensorflow as tf
 
@@ -12,8 +10,8 @@ from data.glue_features import truncate_pair
 from data.sentence_reader import SentenceExample
 from data.glue_tasks import GLUE_TASKS
 from data.tokenization import WordpieceTokenizer
+from tests.kit.paths import FINETUNING_VOCAB
 
-VOCAB = os.path.join(os.path.dirname(__file__), "finetuning_testdata", "vocab.txt")
 # Ids in the test vocab.
 CLS, SEP, THE, MAN, ATE, BREAD, DOT, WHO, SANG, QUESTION = 2, 3, 13, 14, 15, 16, 5, 25, 19, 7
 
@@ -28,7 +26,7 @@ def test_truncate_pair_pops_from_the_longer_text():
 
 
 def test_pair_is_packed_with_segments_and_label_ids():
-  tokenizer = WordpieceTokenizer(VOCAB)
+  tokenizer = WordpieceTokenizer(FINETUNING_VOCAB)
   examples = [SentenceExample(7, "Who sang?", "The man ate the bread.", "not_entailment")]
   features = encode_examples(examples, GLUE_TASKS["qnli"], tokenizer, max_seq_length=12)
   ids = [CLS, WHO, SANG, QUESTION, SEP, THE, MAN, ATE, THE, BREAD, DOT, SEP]
@@ -40,7 +38,7 @@ def test_pair_is_packed_with_segments_and_label_ids():
 
 
 def test_single_sentence_truncation_padding_and_regression_labels():
-  tokenizer = WordpieceTokenizer(VOCAB)
+  tokenizer = WordpieceTokenizer(FINETUNING_VOCAB)
   short = encode_examples([SentenceExample(0, "The man ate the bread.", None, "1")],
                           GLUE_TASKS["cola"], tokenizer, max_seq_length=5)
   np.testing.assert_array_equal(short["input_ids"], [[CLS, THE, MAN, ATE, SEP]])
@@ -53,7 +51,7 @@ def test_single_sentence_truncation_padding_and_regression_labels():
 
 
 def test_records_round_trip_with_encoder_input_names(tmp_path):
-  tokenizer = WordpieceTokenizer(VOCAB)
+  tokenizer = WordpieceTokenizer(FINETUNING_VOCAB)
   examples = [SentenceExample(i, "The man sang.", None, str(i % 2)) for i in range(3)]
   features = encode_examples(examples, GLUE_TASKS["sst2"], tokenizer, max_seq_length=8)
   path = str(tmp_path / "dev.tf_record")

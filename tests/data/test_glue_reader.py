@@ -7,8 +7,9 @@ from data.sentence_reader import SentenceExample
 from data.sentence_reader import read_tfds_split
 from data.sentence_reader import read_glue_split
 from data.glue_tasks import GLUE_TASKS
+from tests.kit.paths import FINETUNING_TESTDATA
 
-GLUE_DIR = os.path.join(os.path.dirname(__file__), "finetuning_testdata", "glue")
+GLUE_DIR = os.path.join(FINETUNING_TESTDATA, "glue")
 
 
 def _read(task, split):

@@ -18,7 +18,7 @@ from data import masking
 from data import pretraining_pipeline
 from data import text_reading
 from data import tokenization
-from tests.data.helpers import SAMPLE_VOCAB
+from tests.kit.paths import SAMPLE_VOCAB
 
 VOCAB = tokenization.load_vocab(SAMPLE_VOCAB)
 SPECIAL_IDS = [VOCAB.index(token) for token in tokenization.SPECIAL_TOKENS]

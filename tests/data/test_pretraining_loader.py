@@ -9,27 +9,29 @@ import tensorflow as tf
 from data import pretraining_loader
 from data import shard_files
 from data import tokenization
-from tests.data import helpers
+from tests.kit import paths
+from tests.kit import record_job
 
 INT32_SEQUENCE = ("input_word_ids", "input_mask", "input_type_ids")
 
 
 def _check_batch(batch, batch_size):
   for name in INT32_SEQUENCE:
-    assert batch[name].dtype == tf.int32 and batch[name].shape == (batch_size, helpers.SEQ_LENGTH)
+    assert batch[name].dtype == tf.int32
+    assert batch[name].shape == (batch_size, record_job.SEQ_LENGTH)
   for name in ("masked_lm_positions", "masked_lm_ids"):
     assert batch[name].dtype == tf.int32
-    assert batch[name].shape == (batch_size, helpers.MAX_PREDICTIONS)
+    assert batch[name].shape == (batch_size, record_job.MAX_PREDICTIONS)
   assert batch["masked_lm_weights"].dtype == tf.float32
-  assert batch["masked_lm_weights"].shape == (batch_size, helpers.MAX_PREDICTIONS)
+  assert batch["masked_lm_weights"].shape == (batch_size, record_job.MAX_PREDICTIONS)
 
 
 def test_static_batches_have_model_shapes_and_types(static_records):
   output_dir, _ = static_records
   dataset = pretraining_loader.pretraining_dataset(
-      shard_files.shard_glob(str(output_dir)), batch_size=16, seq_length=helpers.SEQ_LENGTH,
-      max_predictions_per_seq=helpers.MAX_PREDICTIONS, seed=1)
-  assert dataset.element_spec["input_word_ids"].shape == (16, helpers.SEQ_LENGTH)
+      shard_files.shard_glob(str(output_dir)), batch_size=16, seq_length=record_job.SEQ_LENGTH,
+      max_predictions_per_seq=record_job.MAX_PREDICTIONS, seed=1)
+  assert dataset.element_spec["input_word_ids"].shape == (16, record_job.SEQ_LENGTH)
   for batch in dataset.take(3):
     _check_batch(batch, 16)
 
@@ -41,8 +43,8 @@ def test_eval_reads_every_example_once_and_input_contexts_split_them(static_reco
 
   def count(**kwargs):
     dataset = pretraining_loader.pretraining_dataset(
-        pattern, batch_size=7, seq_length=helpers.SEQ_LENGTH,
-        max_predictions_per_seq=helpers.MAX_PREDICTIONS, is_training=False,
+        pattern, batch_size=7, seq_length=record_job.SEQ_LENGTH,
+        max_predictions_per_seq=record_job.MAX_PREDICTIONS, is_training=False,
         drop_remainder=False, **kwargs)
     return sum(int(batch["input_mask"].shape[0]) for batch in dataset)
 
@@ -82,13 +84,13 @@ def test_each_loader_refuses_the_other_kind_of_records(static_records, unmasked_
 
 def test_dynamic_masking_needs_the_records_metadata_for_their_vocab(unmasked_records, tmp_path):
   output_dir, _ = unmasked_records
-  for path in helpers.shard_paths(output_dir):
+  for path in record_job.shard_paths(output_dir):
     tf.io.gfile.copy(path, str(tmp_path / os.path.basename(path)))
   pattern = shard_files.shard_glob(str(tmp_path))
   with pytest.raises(ValueError, match=re.escape(str(tmp_path / "metadata.json")) + " is missing"):
     pretraining_loader.dynamic_masking_dataset(pattern, 8, 64, 10)
   dataset = pretraining_loader.dynamic_masking_dataset(pattern, 8, 64, 10,
-                                                       vocab_file=helpers.SAMPLE_VOCAB)
+                                                       vocab_file=paths.SAMPLE_VOCAB)
   _check_batch(next(iter(dataset)), 8)
 
 
@@ -97,8 +99,8 @@ def test_dynamic_masks_follow_the_rules_and_are_reproducible(unmasked_records, t
 
   def first_epoch(seed):
     dataset = pretraining_loader.dynamic_masking_dataset(
-        shard_files.shard_glob(str(output_dir)), batch_size=8, seq_length=helpers.SEQ_LENGTH,
-        max_predictions_per_seq=helpers.MAX_PREDICTIONS, is_training=False,
+        shard_files.shard_glob(str(output_dir)), batch_size=8, seq_length=record_job.SEQ_LENGTH,
+        max_predictions_per_seq=record_job.MAX_PREDICTIONS, is_training=False,
         mask_strategy="bert", seed=seed)
     return list(dataset)
 
@@ -119,7 +121,8 @@ def test_dynamic_masks_follow_the_rules_and_are_reproducible(unmasked_records, t
 def test_dynamic_masks_change_each_time_an_example_is_read(unmasked_records):
   output_dir, metadata = unmasked_records
   dataset = pretraining_loader.dynamic_masking_dataset(
-      shard_files.shard_glob(str(output_dir)), 16, helpers.SEQ_LENGTH, helpers.MAX_PREDICTIONS,
+      shard_files.shard_glob(str(output_dir)), 16, record_job.SEQ_LENGTH,
+      record_job.MAX_PREDICTIONS,
       is_training=True, seed=0)
   masks_by_example = {}
   epochs = 3
@@ -137,7 +140,7 @@ def _restored(batch):
   word_ids = batch["input_word_ids"].numpy().copy()
   for row in range(word_ids.shape[0]):
     example = {name: batch[name].numpy()[row] for name in batch}
-    word_ids[row] = helpers.unmasked_ids(example)
+    word_ids[row] = record_job.unmasked_ids(example)
   return word_ids
 
 
@@ -145,7 +148,7 @@ def test_a_restored_input_iterator_gives_the_masks_it_would_have_given(unmasked_
                                                                         tmp_path):
   output_dir, _ = unmasked_records
   dataset = pretraining_loader.dynamic_masking_dataset(
-      shard_files.shard_glob(str(output_dir)), 8, helpers.SEQ_LENGTH, helpers.MAX_PREDICTIONS,
+      shard_files.shard_glob(str(output_dir)), 8, record_job.SEQ_LENGTH, record_job.MAX_PREDICTIONS,
       is_training=True, seed=5)
   iterator = iter(dataset)
   next(iterator)

@@ -9,9 +9,9 @@ from data.squad_reader import SquadExample
 from data.squad_reader import read_json
 from data.tokenization import WordpieceTokenizer
 from data.wordpiece_offsets import tokenize_with_char_offsets
+from tests.kit.paths import FINETUNING_TESTDATA
+from tests.kit.paths import FINETUNING_VOCAB
 
-TESTDATA = os.path.join(os.path.dirname(__file__), "finetuning_testdata")
-VOCAB = os.path.join(TESTDATA, "vocab.txt")
 
 
 def _recovered(example, features, row):
@@ -22,7 +22,7 @@ def _recovered(example, features, row):
 
 
 def test_offsets_point_into_the_raw_text_through_lowercasing_and_accents():
-  tokenizer = WordpieceTokenizer(VOCAB)
+  tokenizer = WordpieceTokenizer(FINETUNING_VOCAB)
   text = "Zürich  Cafe\u0301s (1895)"
   [(ids, starts, ends)] = tokenize_with_char_offsets(tokenizer, [text])
   pieces = [text[s:e] for s, e in zip(starts, ends)]
@@ -31,8 +31,8 @@ def test_offsets_point_into_the_raw_text_through_lowercasing_and_accents():
 
 
 def test_answers_are_recovered_exactly_from_token_positions():
-  tokenizer = WordpieceTokenizer(VOCAB)
-  examples = read_json(os.path.join(TESTDATA, "squad", "train-v1.1.json"))
+  tokenizer = WordpieceTokenizer(FINETUNING_VOCAB)
+  examples = read_json(os.path.join(FINETUNING_TESTDATA, "squad", "train-v1.1.json"))
   features = encode_examples(examples, tokenizer, max_seq_length=32, doc_stride=8,
                              max_query_length=8, is_training=True)
   recovered = {}
@@ -45,7 +45,7 @@ def test_answers_are_recovered_exactly_from_token_positions():
 
 
 def test_window_layout():
-  tokenizer = WordpieceTokenizer(VOCAB)
+  tokenizer = WordpieceTokenizer(FINETUNING_VOCAB)
   example = SquadExample("x", "Who sang?", "A woman sang.", (("A woman", 0),))
   features = encode_examples([example], tokenizer, max_seq_length=12, doc_stride=4,
                              max_query_length=8, is_training=True)
@@ -64,7 +64,7 @@ def test_window_layout():
 def test_sliding_windows_max_context_and_out_of_window_answers():
   assert doc_spans(10, 4, 3) == [(0, 4), (3, 4), (6, 4)]
   assert doc_spans(3, 4, 3) == [(0, 3)]
-  tokenizer = WordpieceTokenizer(VOCAB)
+  tokenizer = WordpieceTokenizer(FINETUNING_VOCAB)
   context = "the man ate the bread . a woman sang . the bread was good ."
   example = SquadExample("x", "Who?", context, (("woman", context.index("woman")),))
   features = encode_examples([example], tokenizer, max_seq_length=11, doc_stride=3,
@@ -88,8 +88,8 @@ def test_sliding_windows_max_context_and_out_of_window_answers():
 
 
 def test_unanswerable_and_misaligned_examples():
-  tokenizer = WordpieceTokenizer(VOCAB)
-  examples = read_json(os.path.join(TESTDATA, "squad", "train-v2.0.json"))
+  tokenizer = WordpieceTokenizer(FINETUNING_VOCAB)
+  examples = read_json(os.path.join(FINETUNING_TESTDATA, "squad", "train-v2.0.json"))
   features = encode_examples(examples, tokenizer, 32, 8, 8, is_training=True)
   q7 = [row for row, index in enumerate(features["example_index"])
         if examples[index].qas_id == "q7"]

@@ -6,8 +6,9 @@ from data.squad_reader import example_from_tfds
 from data.squad_reader import read_json
 from data.squad_reader import to_json_data
 from data.squad_reader import write_json
+from tests.kit.paths import FINETUNING_TESTDATA
 
-SQUAD_DIR = os.path.join(os.path.dirname(__file__), "finetuning_testdata", "squad")
+SQUAD_DIR = os.path.join(FINETUNING_TESTDATA, "squad")
 CONTEXT = "The man ate  the bread in Zürich (1895-1943). Café Crème was good."
 
 

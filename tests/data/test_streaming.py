@@ -6,7 +6,8 @@ from data import local_runner
 from data import pretraining_pipeline
 from data import progress
 from data import text_reading
-from tests.data import helpers
+from tests.kit import paths
+from tests.kit import record_job
 
 
 def test_no_packed_example_is_held_in_memory_when_shards_are_written(tmp_path, monkeypatch):
@@ -27,14 +28,14 @@ def test_no_packed_example_is_held_in_memory_when_shards_are_written(tmp_path, m
   monkeypatch.setattr(text_reading, "CHUNK_BYTES", 4096)  # the tiny corpus in 8 chunks
   monkeypatch.setattr(pretraining_pipeline, "pack_chunk", recording_pack_chunk)
   monkeypatch.setattr(pretraining_pipeline, "write_shard", checking_write_shard)
-  metadata = helpers.make_records(tmp_path / "out", dupe_factor=2, num_workers=1)
+  metadata = record_job.make_records(tmp_path / "out", dupe_factor=2, num_workers=1)
   assert metadata["counts"]["examples"] == 2 * metadata["counts"]["packed_examples"] > 0
   assert len(alive) > 8  # several chunks x shards went through the spill files
 
 
 def test_spilled_bundles_read_back_in_the_order_written(tmp_path):
   settings = pretraining_pipeline.PretrainingDataSettings(
-      vocab_file=helpers.SAMPLE_VOCAB, output_dir=str(tmp_path), num_shards=2)
+      vocab_file=paths.SAMPLE_VOCAB, output_dir=str(tmp_path), num_shards=2)
   bundle = lambda key: pretraining_pipeline.ShardBundle(key, None, None)
   local_runner.append_bundles(str(tmp_path), {0: bundle((0, 0)), 1: bundle((0, 1))})
   local_runner.append_bundles(str(tmp_path), {1: bundle((1, 0))})
@@ -59,7 +60,7 @@ def test_progress_lines_have_counts_rate_and_eta_at_most_every_interval():
 def test_the_job_logs_packing_and_writing_progress(tmp_path, monkeypatch):
   lines = []
   monkeypatch.setattr(progress.logging, "info", lambda fmt, *args: lines.append(fmt % args))
-  helpers.make_records(tmp_path / "out", dupe_factor=1, num_shards=2, num_workers=1)
+  record_job.make_records(tmp_path / "out", dupe_factor=1, num_shards=2, num_workers=1)
   lines = [line for line in lines if line.startswith(("packing:", "writing:"))]
   assert [line.split(":")[0] for line in lines] == ["packing", "writing"]
   assert lines[1].startswith("writing: 2/2 shards (100%) in ") and "ETA 0m00s" in lines[1]

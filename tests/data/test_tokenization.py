@@ -3,11 +3,11 @@ import pytest
 import tensorflow as tf
 
 from data import tokenization
-from tests.data import helpers
+from tests.kit import paths
 
 
 def test_sample_vocab_has_special_tokens_first_in_bert_order():
-  vocab = tokenization.load_vocab(helpers.SAMPLE_VOCAB)
+  vocab = tokenization.load_vocab(paths.SAMPLE_VOCAB)
   assert vocab[:5] == ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]
 
 
@@ -44,8 +44,8 @@ def test_tokenize_flat_matches_tokenize(tokenizer):
 
 
 def test_accent_stripping_is_its_own_setting():
-  stripping = tokenization.WordpieceTokenizer(helpers.SAMPLE_VOCAB)
-  keeping = tokenization.WordpieceTokenizer(helpers.SAMPLE_VOCAB, lower_case=True,
+  stripping = tokenization.WordpieceTokenizer(paths.SAMPLE_VOCAB)
+  keeping = tokenization.WordpieceTokenizer(paths.SAMPLE_VOCAB, lower_case=True,
                                             strip_accents=False)
   assert stripping.tokenize(["Café"]) == stripping.tokenize(["cafe"])
   assert keeping.tokenize(["Café"])[0] != stripping.tokenize(["cafe"])[0]

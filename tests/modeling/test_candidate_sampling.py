@@ -5,11 +5,7 @@ import pytest
 import tensorflow as tf
 
 from modeling.candidate_sampling import negative_candidates, shuffled_candidate_set
-
-
-def _gumbel(shape, seed):
-  uniform = tf.random.stateless_uniform(shape, seed=seed, minval=1e-9, maxval=1.0)
-  return -tf.math.log(-tf.math.log(uniform))
+from tests.kit.inputs import gumbel_noise
 
 
 def test_hardest_takes_most_likely_non_original_tokens():
@@ -33,7 +29,7 @@ def test_negatives_are_distinct_and_never_the_original(use_noise):
   logits = tf.random.stateless_normal([batch, masked, vocab], seed=[0, 1]) * 4.0
   originals = tf.random.stateless_uniform([batch, masked], seed=[2, 3], maxval=vocab,
                                           dtype=tf.int32)
-  noise = _gumbel([batch, masked, vocab], [4, 5]) if use_noise else None
+  noise = gumbel_noise([batch, masked, vocab], [4, 5], minval=1e-9) if use_noise else None
   negatives = negative_candidates(logits, originals, k, gumbel_noise=noise).numpy()
   keys = tf.random.stateless_uniform([batch, masked, k + 1], seed=[6, 7])
   candidates, label_index = shuffled_candidate_set(originals, negatives, keys)
@@ -59,8 +55,9 @@ def test_sampled_negatives_follow_p_g_without_replacement_excluding_original():
   draws = 40000
   logits = tf.tile(tf.math.log(tf.constant(p_g, tf.float32))[tf.newaxis, tf.newaxis],
                    [draws, 1, 1])
+  noise = gumbel_noise([draws, 1, 4], [11, 12], minval=1e-9)
   negatives = negative_candidates(logits, tf.zeros([draws, 1], tf.int32), 2,
-                                  gumbel_noise=_gumbel([draws, 1, 4], [11, 12])).numpy()
+                                  gumbel_noise=noise).numpy()
   q = dict(zip([1, 2, 3], [0.5, 0.3, 0.2]))
   pairs = negatives[:, 0, :]
   for a, b in itertools.permutations([1, 2, 3], 2):

@@ -4,10 +4,9 @@ import tensorflow as tf
 from modeling.bert import BertPretrainer
 from modeling.electra import ElectraPretrainer
 from modeling.encoder_config import encoder_config
-from modeling.losses import masked_lm_loss
-from modeling.losses import replaced_token_detection_loss
 from modeling.sampling import example_seeds
-from tests.training.helpers import pretraining_examples
+from tests.kit.gradients import mlm_and_rtd_losses
+from tests.kit.pretraining import pretraining_examples
 
 
 def _inputs(num_examples=4):
@@ -64,10 +63,7 @@ def test_discriminator_loss_reaches_no_generator_only_weight():
   assert generator_only and shared
   with tf.GradientTape(persistent=True) as tape:
     outputs = model(batch, training=True)
-    disc_loss = replaced_token_detection_loss(outputs["rtd_logits"], outputs["rtd_labels"],
-                                              batch["input_mask"])
-    mlm_loss = masked_lm_loss(outputs["mlm_logits"], batch["masked_lm_ids"],
-                              batch["masked_lm_weights"])
+    mlm_loss, disc_loss = mlm_and_rtd_losses(outputs, batch)
   disc_grads = tape.gradient(disc_loss, generator_only)
   assert all(g is None or not np.any(tf.convert_to_tensor(g).numpy()) for g in disc_grads)
   # ...while it does train the tied embeddings, and the MLM loss trains the generator.

@@ -5,7 +5,10 @@ import tensorflow as tf
 from modeling.electra_hp import ElectraHpPretrainer, hardness_feedback
 from modeling.encoder_config import encoder_config
 from modeling.losses import replaced_token_detection_loss, weighted_mean
-from tests.modeling.test_teams import _ids, _inputs
+from tests.kit.gradients import groups_reached
+from tests.kit.gradients import variable_ids
+from tests.kit.gradients import weights_without
+from tests.kit.inputs import masked_inputs
 
 VOCAB = 60
 
@@ -16,33 +19,19 @@ def _model(method):
 
 
 def _groups(model):
-  embedding_ids = _ids(model.encoder.embedding_network.weights)
-
-  def own(layer):
-    return [v for v in layer.trainable_weights if id(v) not in embedding_ids]
-
+  embedding_ids = variable_ids(model.encoder.embedding_network.weights)
   return dict(embeddings=model.encoder.embedding_network.trainable_weights,
-              generator_body=own(model.generator),
-              generator_mlm_head=own(model.generator_mlm_head),
-              sampling_head=own(model.sampling_head),
-              discriminator_body=own(model.encoder),
-              rtd_head=own(model.rtd_head))
-
-
-def _reached(tape, loss, groups):
-  reached = set()
-  for name, variables in groups.items():
-    grads = tape.gradient(loss, variables)
-    if any(g is not None and float(tf.reduce_sum(tf.abs(tf.convert_to_tensor(g)))) > 0
-           for g in grads):
-      reached.add(name)
-  return reached
+              generator_body=weights_without(model.generator, embedding_ids),
+              generator_mlm_head=weights_without(model.generator_mlm_head, embedding_ids),
+              sampling_head=weights_without(model.sampling_head, embedding_ids),
+              discriminator_body=weights_without(model.encoder, embedding_ids),
+              rtd_head=weights_without(model.rtd_head, embedding_ids))
 
 
 @pytest.mark.parametrize("method", ["hp_loss", "hp_dist"])
 def test_gradient_routing(method):
   model = _model(method)
-  inputs = _inputs()
+  inputs = masked_inputs()
   with tf.GradientTape(persistent=True) as tape:
     outputs = model(inputs, training=True)
     feedback = hardness_feedback(model.hardness_method, inputs, outputs)
@@ -52,15 +41,15 @@ def test_gradient_routing(method):
   groups = _groups(model)
   # The sampling head's loss trains the head and what it shares (generator body, embeddings),
   # never the discriminator nor the MLM head.
-  assert _reached(tape, head_loss, groups) == {"embeddings", "generator_body",
+  assert groups_reached(tape, head_loss, groups) == {"embeddings", "generator_body",
                                                "sampling_head"}
   # The RTD loss reaches the generator side only through the tied embeddings.
-  assert _reached(tape, rtd_loss, groups) == {"embeddings", "discriminator_body", "rtd_head"}
+  assert groups_reached(tape, rtd_loss, groups) == {"embeddings", "discriminator_body", "rtd_head"}
 
 
 def test_sampling_head_shares_generator_body_and_embedding_table():
   model = _model("hp_loss")
-  inputs = _inputs()
+  inputs = masked_inputs()
   outputs = model(inputs, training=False)
   assert model.sampling_head.embedding_network is model.encoder.embedding_network
   generator_output = model.generator(
@@ -74,7 +63,7 @@ def test_sampling_head_shares_generator_body_and_embedding_table():
 
 def test_hp_loss_distribution_and_feedback_values():
   model = _model("hp_loss")
-  inputs = _inputs()
+  inputs = masked_inputs()
   outputs = model(inputs, training=False)
   p_g = tf.nn.softmax(outputs["mlm_logits"]).numpy()
   z = outputs["sampling_logits"].numpy()
@@ -105,7 +94,7 @@ def test_hp_loss_distribution_and_feedback_values():
 
 def test_hp_dist_samples_from_the_head_softmax():
   model = _model("hp_dist")
-  outputs = model(_inputs(), training=False)
+  outputs = model(masked_inputs(), training=False)
   np.testing.assert_allclose(np.exp(outputs["sampling_log_probs"]),
                              tf.nn.softmax(outputs["sampling_logits"]), rtol=1e-5)
 
@@ -121,7 +110,7 @@ def test_sampling_is_float32_under_mixed_precision(method):
   tf_keras.mixed_precision.set_global_policy("mixed_bfloat16")
   try:
     model = _model(method)
-    inputs = _inputs()
+    inputs = masked_inputs()
     outputs = model(inputs, training=False)
     feedback = hardness_feedback(method, inputs, outputs)
   finally:

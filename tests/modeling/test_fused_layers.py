@@ -11,7 +11,7 @@ from modeling import fused_ops
 from modeling.encoder_config import encoder_config
 from modeling.transformer_encoder import TransformerEncoder
 from official.nlp.modeling import layers as nlp_layers
-from tests.modeling.helpers import tiny_inputs
+from tests.kit.inputs import tiny_inputs
 
 
 def block_kwargs(dropout_rate=0.0):

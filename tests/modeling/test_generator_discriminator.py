@@ -7,11 +7,8 @@ from modeling.generator_discriminator import build_generator
 from modeling.masked_lm_head import MaskedLMHead
 from modeling.rtd_head import RTDHead
 from modeling.transformer_encoder import TransformerEncoder
-from tests.modeling.helpers import tiny_inputs
-
-
-def _ids(variables):
-  return {id(v) for v in variables}
+from tests.kit.gradients import variable_ids
+from tests.kit.inputs import tiny_inputs
 
 
 def test_electra_generator_is_narrower_and_ties_whole_embedding_network():
@@ -24,13 +21,13 @@ def test_electra_generator_is_narrower_and_ties_whole_embedding_network():
   gen(inputs)
   assert gen.embedding_network is disc.embedding_network
   assert gen.embedding_table is disc.embedding_table
-  shared = _ids(disc.embedding_network.weights)
+  shared = variable_ids(disc.embedding_network.weights)
   # word, position, type tables and LayerNorm gamma/beta: all tied.
-  assert len(shared) == 5 and shared <= _ids(gen.weights)
+  assert len(shared) == 5 and shared <= variable_ids(gen.weights)
   # 128 -> 64 projection of its own (the discriminator's maps 128 -> 256).
   assert gen.embedding_projection is not disc.embedding_projection
   assert gen.embedding_projection.kernel.shape == (128, 64)
-  assert not _ids(gen.transformer_layers[0].weights) & _ids(disc.weights)
+  assert not variable_ids(gen.transformer_layers[0].weights) & variable_ids(disc.weights)
 
 
 def test_same_width_generator_shares_projection_too():
@@ -54,13 +51,13 @@ def test_partial_layer_sharing_shares_bottom_layers_once(tmp_path):
   gen(inputs)
   assert gen.transformer_layers[0] is disc.transformer_layers[0]
   assert gen.transformer_layers[1] is not disc.transformer_layers[1]
-  bottom = _ids(disc.transformer_layers[0].weights)
-  assert bottom <= _ids(gen.weights)
-  assert not _ids(gen.transformer_layers[1].weights) & _ids(disc.weights)
+  bottom = variable_ids(disc.transformer_layers[0].weights)
+  assert bottom <= variable_ids(gen.weights)
+  assert not variable_ids(gen.transformer_layers[1].weights) & variable_ids(disc.weights)
   # One copy in a checkpoint: as many saved tensors as distinct variables.
   path = tf.train.Checkpoint(disc=disc, gen=gen).write(str(tmp_path / "ckpt"))
   saved = [name for name, _ in tf.train.list_variables(path) if "VARIABLE_VALUE" in name]
-  distinct = _ids(disc.weights) | _ids(gen.weights)
+  distinct = variable_ids(disc.weights) | variable_ids(gen.weights)
   assert len(saved) == len(distinct) < len(disc.weights) + len(gen.weights)
 
 

@@ -7,7 +7,7 @@ from modeling.embedding_network import EmbeddingNetwork
 from modeling.encoder_config import encoder_config
 from modeling.masked_lm_head import MaskedLMHead, gather_positions
 from modeling.rtd_head import RTDHead
-from tests.modeling.helpers import tiny_inputs
+from tests.kit.inputs import tiny_inputs
 
 
 def test_gather_positions_picks_rows_per_example():

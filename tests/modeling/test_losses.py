@@ -1,6 +1,7 @@
 import math
 
 import numpy as np
+import pytest
 import tensorflow as tf
 
 from modeling.losses import masked_lm_loss
@@ -25,6 +26,7 @@ def test_rtd_loss_averages_sigmoid_cross_entropy_over_real_tokens():
       replaced_token_detection_loss(logits, labels, input_mask).numpy(), expected, rtol=1e-6)
 
 
+@pytest.mark.slow  # about 45 s in the full suite (two-replica strategy)
 def test_replica_shares_sum_to_the_global_weighted_mean(two_replica_strategy):
   values = tf.constant([1.0, 2.0, 3.0, 10.0])
   weights = tf.constant([1.0, 1.0, 1.0, 0.0])  # replica 0: 2 real, replica 1: 1 real

@@ -4,26 +4,22 @@ import tensorflow as tf
 
 from modeling.bert import BertPretrainer
 from modeling.encoder_config import encoder_config
-from modeling.losses import masked_lm_loss, replaced_token_detection_loss
 from modeling.sampling import example_seeds
 from modeling.sampling import gumbel_softmax_sample
 from modeling.script import ScriptPretrainer
-from tests.modeling.test_teams import _inputs
+from tests.kit.gradients import mlm_and_rtd_losses
+from tests.kit.inputs import gumbel_noise
+from tests.kit.inputs import masked_inputs
 
 VOCAB = 60
-
-
-def _gumbel(shape, seed):
-  uniform = tf.random.stateless_uniform(shape, seed=seed, minval=1e-12, maxval=1.0)
-  return -tf.math.log(-tf.math.log(uniform))
 
 
 def _frequencies(probs, temperature, draws=30000, seed=0):
   vocab = len(probs)
   logits = tf.tile(tf.math.log(tf.constant(probs, tf.float32))[None, None], [draws, 1, 1])
   categorical_seeds = example_seeds(seed, 2, tf.constant(0), tf.range(draws))
-  samples = tf.function(gumbel_softmax_sample)(logits, _gumbel([draws, 1, vocab], [seed, 1]),
-                                  categorical_seeds, temperature)
+  noise = gumbel_noise([draws, 1, vocab], [seed, 1], minval=1e-12)
+  samples = tf.function(gumbel_softmax_sample)(logits, noise, categorical_seeds, temperature)
   return np.bincount(samples.numpy().ravel(), minlength=vocab) / draws
 
 
@@ -44,7 +40,7 @@ def test_gumbel_softmax_sample_depends_on_temperature_as_equation_3():
 
 def test_no_parameters_beyond_a_bert():
   config = encoder_config("tiny", vocab_size=VOCAB)
-  inputs = _inputs()
+  inputs = masked_inputs()
   script, bert = ScriptPretrainer(config), BertPretrainer(config)
   script(inputs)
   bert(inputs)
@@ -55,7 +51,7 @@ def test_no_parameters_beyond_a_bert():
 
 def test_critic_pass_reads_x_bar_and_logits_are_minus_logsumexp():
   model = ScriptPretrainer(encoder_config("tiny", vocab_size=VOCAB))
-  inputs = _inputs()
+  inputs = masked_inputs()
   outputs = model(inputs, training=False)
   x_bar = dict(inputs, input_word_ids=outputs["corrupted_word_ids"])
   vocab_logits = model.vocabulary_logits(x_bar, training=False)
@@ -68,13 +64,10 @@ def test_critic_pass_reads_x_bar_and_logits_are_minus_logsumexp():
 
 def test_both_losses_train_the_one_encoder_and_the_sample_carries_no_gradient():
   model = ScriptPretrainer(encoder_config("tiny", vocab_size=VOCAB))
-  inputs = _inputs()
+  inputs = masked_inputs()
   with tf.GradientTape(persistent=True) as tape:
     outputs = model(inputs, training=True)
-    mlm = masked_lm_loss(outputs["mlm_logits"], inputs["masked_lm_ids"],
-                         inputs["masked_lm_weights"])
-    disc = replaced_token_detection_loss(outputs["rtd_logits"], outputs["rtd_labels"],
-                                         inputs["input_mask"])
+    mlm, disc = mlm_and_rtd_losses(outputs, inputs)
   for loss in (mlm, disc):
     grads = tape.gradient(loss, model.trainable_weights)
     assert all(g is not None for g in grads)
@@ -84,7 +77,7 @@ def test_both_losses_train_the_one_encoder_and_the_sample_carries_no_gradient():
 
 def test_pseudo_log_likelihood_is_a_per_sentence_sum_that_ignores_padding():
   model = ScriptPretrainer(encoder_config("tiny", vocab_size=VOCAB))
-  inputs = _inputs()
+  inputs = masked_inputs()
   pll = model.pseudo_log_likelihood(inputs).numpy()
   assert pll.shape == (2,) and np.all(pll < 0)
   logits = model.vocabulary_logits(inputs, training=False)
@@ -109,8 +102,8 @@ def test_critic_is_float32_under_mixed_precision():
   tf_keras.mixed_precision.set_global_policy("mixed_bfloat16")
   try:
     model = ScriptPretrainer(encoder_config("tiny", vocab_size=VOCAB))
-    outputs = model(_inputs(), training=False)
-    pll = model.pseudo_log_likelihood(_inputs())
+    outputs = model(masked_inputs(), training=False)
+    pll = model.pseudo_log_likelihood(masked_inputs())
   finally:
     tf_keras.mixed_precision.set_global_policy("float32")
   assert outputs["mlm_logits"].dtype == tf.float32 and outputs["rtd_logits"].dtype == tf.float32

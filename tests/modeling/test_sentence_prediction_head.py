@@ -8,7 +8,7 @@ from modeling.finetuning_models import SentencePredictionModel
 from modeling.joint_span_head import JointSpanHead
 from modeling.sentence_prediction_head import SentencePredictionHead
 from modeling.transformer_encoder import TransformerEncoder
-from tests.modeling.helpers import tiny_inputs
+from tests.kit.inputs import tiny_inputs
 
 
 def test_head_is_a_dense_on_the_cls_vector_with_dropout_only_in_training():

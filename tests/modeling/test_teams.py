@@ -3,9 +3,13 @@ import pytest
 import tensorflow as tf
 
 from modeling.encoder_config import encoder_config
-from modeling.losses import masked_lm_loss, replaced_token_detection_loss
+from modeling.losses import masked_lm_loss
 from modeling.teams import TeamsPretrainer
-from tests.modeling.helpers import tiny_inputs
+from tests.kit.gradients import groups_reached
+from tests.kit.gradients import mlm_and_rtd_losses
+from tests.kit.gradients import variable_ids
+from tests.kit.gradients import weights_without
+from tests.kit.inputs import masked_inputs
 
 VOCAB = 60
 
@@ -14,41 +18,26 @@ def _config(num_layers=4):
   return encoder_config("tiny", vocab_size=VOCAB, overrides={"num_layers": num_layers})
 
 
-def _inputs(batch=2, seq=8, seed=0):
-  inputs = tiny_inputs(batch=batch, seq=seq, vocab=VOCAB, seed=seed)
-  positions = tf.constant([[1, 3, 0], [2, 5, 6]][:batch])
-  inputs.update(
-      masked_lm_positions=positions,
-      masked_lm_ids=tf.gather(inputs["input_word_ids"], positions, batch_dims=1),
-      masked_lm_weights=tf.constant([[1.0, 1.0, 0.0], [1.0, 1.0, 1.0]][:batch]),
-      sampling_seeds=tf.constant([[7, 0], [7, 1]][:batch]))
-  return inputs
-
-
-def _ids(variables):
-  return {id(v) for v in variables}
-
-
 def test_architecture_partial_sharing_and_plain_exported_encoder():
   model = TeamsPretrainer(_config(num_layers=4))
-  model(_inputs())
+  model(masked_inputs())
   encoder, generator = model.encoder, model.generator
   assert len(encoder.transformer_layers) == 4 and len(generator.transformer_layers) == 2
   assert generator.config.hidden_size == encoder.config.hidden_size
   # Bottom half of the generator (1 of 2 layers) is the discriminator's bottom layer.
   assert generator.transformer_layers[0] is encoder.transformer_layers[0]
-  assert not _ids(generator.transformer_layers[1].weights) & _ids(encoder.weights)
+  assert not variable_ids(generator.transformer_layers[1].weights) & variable_ids(encoder.weights)
   assert generator.embedding_network is encoder.embedding_network
   # The RTD branch has its own layer; no encoder weight lives in it.
   assert len(model.rtd_head.transformer_layers) == 1
-  assert not _ids(model.rtd_head.weights) & _ids(encoder.weights)
+  assert not variable_ids(model.rtd_head.weights) & variable_ids(encoder.weights)
 
 
 @pytest.mark.parametrize("num_task_layers", [1, 2])
 def test_rtd_branch_reads_layer_l_minus_k_and_mws_branch_is_the_encoder_output(
     num_task_layers):
   model = TeamsPretrainer(_config(num_layers=4), num_task_specific_layers=num_task_layers)
-  inputs = _inputs()
+  inputs = masked_inputs()
   outputs = model(inputs, training=False)
   disc_inputs = dict(input_word_ids=outputs["corrupted_word_ids"],
                      input_mask=inputs["input_mask"], input_type_ids=inputs["input_type_ids"])
@@ -64,7 +53,7 @@ def test_rtd_branch_reads_layer_l_minus_k_and_mws_branch_is_the_encoder_output(
 
 def test_candidate_sets_and_labels_on_a_hand_built_batch():
   model = TeamsPretrainer(_config(), num_negatives=5)
-  inputs = _inputs()
+  inputs = masked_inputs()
   outputs = model(inputs, training=False)
   candidates = outputs["candidate_ids"].numpy()
   labels = outputs["mws_labels"].numpy()
@@ -90,7 +79,7 @@ def test_candidate_sets_and_labels_on_a_hand_built_batch():
 
 def test_hardest_negatives_are_the_top_k_non_original_generator_tokens():
   model = TeamsPretrainer(_config(), num_negatives=3, negative_strategy="hardest")
-  inputs = _inputs()
+  inputs = masked_inputs()
   outputs = model(inputs, training=False)
   logits = outputs["mlm_logits"].numpy()
   originals = inputs["masked_lm_ids"].numpy()
@@ -104,7 +93,7 @@ def test_label_position_varies_across_positions_and_seeds():
   model = TeamsPretrainer(_config())
   labels = []
   for seed in range(6):
-    inputs = _inputs()
+    inputs = masked_inputs()
     inputs["sampling_seeds"] = tf.constant([[seed, 0], [seed, 1]])
     labels.append(model(inputs, training=False)["mws_labels"].numpy().ravel())
   assert len(set(np.concatenate(labels))) >= 4
@@ -112,21 +101,14 @@ def test_label_position_varies_across_positions_and_seeds():
 
 def test_gradient_routing_of_the_three_losses():
   model = TeamsPretrainer(_config(num_layers=4))
-  inputs = _inputs()
+  inputs = masked_inputs()
   with tf.GradientTape(persistent=True) as tape:
     outputs = model(inputs, training=True)
-    weights = inputs["masked_lm_weights"]
-    losses = dict(
-        mlm=masked_lm_loss(outputs["mlm_logits"], inputs["masked_lm_ids"], weights),
-        rtd=replaced_token_detection_loss(outputs["rtd_logits"], outputs["rtd_labels"],
-                                          inputs["input_mask"]),
-        mws=masked_lm_loss(outputs["mws_logits"], outputs["mws_labels"], weights))
+    mlm, rtd = mlm_and_rtd_losses(outputs, inputs)
+    losses = dict(mlm=mlm, rtd=rtd, mws=masked_lm_loss(
+        outputs["mws_logits"], outputs["mws_labels"], inputs["masked_lm_weights"]))
   encoder = model.encoder
-  embedding_ids = _ids(encoder.embedding_network.weights)
-
-  def own(layer):  # a head's weights without the tied embedding tables it holds
-    return [v for v in layer.trainable_weights if id(v) not in embedding_ids]
-
+  embedding_ids = variable_ids(encoder.embedding_network.weights)
   groups = dict(
       embeddings=encoder.embedding_network.trainable_weights,
       shared_bottom_layer=encoder.transformer_layers[0].trainable_weights,
@@ -134,22 +116,16 @@ def test_gradient_routing_of_the_three_losses():
                           encoder.transformer_layers[2].trainable_weights),
       mws_branch_layer=encoder.transformer_layers[3].trainable_weights,
       generator_own_layer=model.generator.transformer_layers[1].trainable_weights,
-      generator_mlm_head=own(model.generator_mlm_head),
-      rtd_head=own(model.rtd_head),
-      mws_head=own(model.mws_head))
+      generator_mlm_head=weights_without(model.generator_mlm_head, embedding_ids),
+      rtd_head=weights_without(model.rtd_head, embedding_ids),
+      mws_head=weights_without(model.mws_head, embedding_ids))
   expected = dict(
       mlm={"embeddings", "shared_bottom_layer", "generator_own_layer", "generator_mlm_head"},
       rtd={"embeddings", "shared_bottom_layer", "disc_middle_layers", "rtd_head"},
       mws={"embeddings", "shared_bottom_layer", "disc_middle_layers", "mws_branch_layer",
            "mws_head"})
   for loss_name, loss in losses.items():
-    reached = set()
-    for group_name, variables in groups.items():
-      grads = tape.gradient(loss, variables)
-      if any(g is not None and float(tf.reduce_sum(tf.abs(tf.convert_to_tensor(g)))) > 0
-             for g in grads):
-        reached.add(group_name)
-    assert reached == expected[loss_name], loss_name
+    assert groups_reached(tape, loss, groups) == expected[loss_name], loss_name
 
 
 def test_rejects_bad_settings():
@@ -175,7 +151,7 @@ def test_losses_inputs_stay_float32_under_mixed_precision():
   import tf_keras
   tf_keras.mixed_precision.set_global_policy("mixed_bfloat16")
   try:
-    outputs = TeamsPretrainer(_config())(_inputs(), training=False)
+    outputs = TeamsPretrainer(_config())(masked_inputs(), training=False)
   finally:
     tf_keras.mixed_precision.set_global_policy("float32")
   for name in ("mlm_logits", "rtd_logits", "mws_logits"):

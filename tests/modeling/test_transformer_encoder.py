@@ -5,7 +5,7 @@ import tf_keras
 
 from modeling.encoder_config import ENCODER_PRESETS, EncoderConfig, encoder_config
 from modeling.transformer_encoder import TransformerEncoder
-from tests.modeling.helpers import tiny_inputs
+from tests.kit.inputs import tiny_inputs
 
 
 @pytest.mark.parametrize("size", sorted(ENCODER_PRESETS))

@@ -13,9 +13,10 @@ from data.create_finetuning_data import find_split_files
 from data.sentence_task import SentenceTaskSpec
 from tasks.glue_metrics import compute_metrics
 from tasks.glue_task import GlueTask
-from tests.tasks.finetuning_helpers import build_trainer
-from tests.tasks.finetuning_helpers import tokenizer
-from tests.tasks.finetuning_helpers import write_tsv
+from tests.kit.finetuning import tokenizer
+from tests.kit.finetuning import write_tsv
+from tests.kit.trainers import finetuning_trainer
+from tests.kit.trainers import first_and_last_logs
 from training.export_glue import GlueServingModule
 from training.export_task import text_preprocessor
 from training.run_vocab import records_vocab
@@ -49,11 +50,9 @@ def test_ten_classes_through_the_gin_file_metrics_predictions_and_serve_text(tmp
   task = GlueTask()
   gin.clear_config()
   assert task.spec.labels == tuple(LABELS) and task.spec.num_classes == 10
-  trainer = build_trainer(task, learning_rate=1e-2)
+  trainer = finetuning_trainer(task, learning_rate=1e-2)
   assert trainer.model(task.dummy_batch(2), training=False).shape == (2, 10)
-  first = trainer.train(tf.constant(5))
-  for _ in range(4):
-    last = trainer.train(tf.constant(10))
+  first, last = first_and_last_logs(trainer, 5, rounds=4)
   assert last["total_loss"] < first["total_loss"]
   result = trainer.evaluate(tf.constant(-1))
   assert set(result) == {"total_loss", "accuracy", "macro_f1", "matthews_corr"}

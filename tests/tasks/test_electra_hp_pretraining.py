@@ -1,14 +1,16 @@
 import numpy as np
 import pytest
-import tensorflow as tf
 
 from tasks.electra_hp_pretraining import ElectraHpPretrainingTask
 from tasks.electra_hp_pretraining import max_probability_bin_names
-from tests.tasks.objective_helpers import run_steps, sample_batches, tiny_data, tiny_encoder
+from tests.kit.objectives import initial_step_result
+from tests.kit.objectives import run_steps
+from tests.kit.objectives import sample_encoder
+from tests.kit.objectives import tiny_data
 
 
 def _task(method, **kwargs):
-  return ElectraHpPretrainingTask(tiny_encoder(), tiny_data(), seed=1,
+  return ElectraHpPretrainingTask(sample_encoder(), tiny_data(), seed=1,
                                   hardness_method=method, generator_width_multiplier=0.5,
                                   **kwargs)
 
@@ -18,10 +20,7 @@ def test_paper_weights_and_total_loss(method, head_weight):
   task = _task(method)
   assert (task.sampling_head_weight, task.rtd_weight, task.focal_gamma) == (
       head_weight, 50.0, 1.0)
-  model = task.build_model()
-  batch = sample_batches(task, 1)[0]
-  outputs = model(task.model_inputs(batch, tf.constant(0), training=True), training=False)
-  result = task.compute_losses(batch, outputs)
+  result = initial_step_result(task)
   losses = result.losses
   np.testing.assert_allclose(
       result.total_loss, losses["focal_mlm_loss"] + head_weight *

@@ -8,8 +8,8 @@ import pytest
 import official_runner
 from data.create_finetuning_data import create_glue_data
 from tasks.glue_task import GlueTask
-from tests.tasks.finetuning_helpers import TESTDATA
-from tests.tasks.finetuning_helpers import tokenizer
+from tests.kit.finetuning import tokenizer
+from tests.kit.paths import FINETUNING_TESTDATA
 from training.experiment import TrainerConfig
 
 CONFIGS = os.path.join(official_runner.REPO_ROOT, "configs", "finetune")
@@ -35,7 +35,7 @@ def test_every_task_file_parses_with_the_papers_defaults(name):
 
 def test_rte_builds_its_task_and_schedule_from_the_records(tmp_path):
   create_glue_data("rte", tokenizer(), str(tmp_path), 16,
-                   input_dir=os.path.join(TESTDATA, "glue", "RTE"))
+                   input_dir=os.path.join(FINETUNING_TESTDATA, "glue", "RTE"))
   official_runner.parse_config(
       [os.path.join(CONFIGS, "glue_rte.gin"), os.path.join(CONFIGS, "size_large.gin")],
       [f"data_dir = '{tmp_path}'", "train_batch_size = 1", "encoder_config.size = 'tiny'"])

@@ -9,15 +9,17 @@ import official_runner
 from data.create_finetuning_data import create_glue_data
 from tasks.electra_pretraining import ElectraPretrainingTask
 from tasks.pretraining_task import PretrainingData
-from tests.tasks.finetuning_helpers import tiny_encoder
-from tests.tasks.finetuning_helpers import tokenizer
-from tests.tasks.finetuning_helpers import write_tsv
+from tests.kit.encoders import FINETUNING_VOCAB_SIZE
+from tests.kit.encoders import tiny_encoder
+from tests.kit.finetuning import tokenizer
+from tests.kit.finetuning import write_tsv
 from training.experiment import run_experiment
 
 
 def test_train_and_eval_from_an_electra_checkpoint(tmp_path):
   pretraining = ElectraPretrainingTask(
-      tiny_encoder(), PretrainingData(seq_length=16, max_predictions_per_seq=3),
+      tiny_encoder(FINETUNING_VOCAB_SIZE),
+      PretrainingData(seq_length=16, max_predictions_per_seq=3),
       generator_width_multiplier=0.5)
   pretrainer = pretraining.build_model()
   pretrainer(pretraining.model_inputs(pretraining.dummy_batch(), tf.constant(0), False))

@@ -11,18 +11,21 @@ from tasks.finetuning_task import FinetuningData
 from tasks.glue_task import GlueTask
 from tasks.pretraining_task import PretrainingData
 from tasks.teams_pretraining import TeamsPretrainingTask
-from tests.tasks.finetuning_helpers import TESTDATA
-from tests.tasks.finetuning_helpers import tiny_encoder
-from tests.tasks.finetuning_helpers import tokenizer
+from tests.kit.encoders import FINETUNING_VOCAB_SIZE
+from tests.kit.encoders import tiny_encoder
+from tests.kit.finetuning import tokenizer
+from tests.kit.paths import FINETUNING_TESTDATA
 from training.checkpoints import warm_start
 
 
 def _pretraining_checkpoint(kind, directory):
   data = PretrainingData(seq_length=16, max_predictions_per_seq=3)
   if kind == "electra":
-    task = ElectraPretrainingTask(tiny_encoder(), data, generator_width_multiplier=0.5)
+    task = ElectraPretrainingTask(tiny_encoder(FINETUNING_VOCAB_SIZE), data,
+                                  generator_width_multiplier=0.5)
   else:  # TEAMS: the generator shares the discriminator's bottom layer.
-    task = TeamsPretrainingTask(tiny_encoder(), data, num_shared_generator_layers=1)
+    task = TeamsPretrainingTask(tiny_encoder(FINETUNING_VOCAB_SIZE), data,
+                                num_shared_generator_layers=1)
   model = task.build_model()
   model(task.model_inputs(task.dummy_batch(), tf.constant(0), training=False))
   return model, tf.train.Checkpoint(model=model).write(os.path.join(directory, "ckpt"))
@@ -32,8 +35,8 @@ def _pretraining_checkpoint(kind, directory):
 def test_init_restores_the_exported_encoder_and_reports_the_rest(tmp_path, kind):
   pretrainer, path = _pretraining_checkpoint(kind, str(tmp_path))
   create_glue_data("rte", tokenizer(), str(tmp_path / "rte"), 16,
-                   input_dir=os.path.join(TESTDATA, "glue", "RTE"))
-  task = GlueTask(tiny_encoder(), FinetuningData(str(tmp_path / "rte")), "rte")
+                   input_dir=os.path.join(FINETUNING_TESTDATA, "glue", "RTE"))
+  task = GlueTask(tiny_encoder(FINETUNING_VOCAB_SIZE), FinetuningData(str(tmp_path / "rte")), "rte")
   model = task.build_model()
   model(task.dummy_batch())
   report = warm_start(model, path)

@@ -13,10 +13,12 @@ from tasks.finetuning_task import FinetuningData
 from tasks.finetuning_task import finetuning_steps
 from tasks.glue_metrics import compute_metrics
 from tasks.glue_task import GlueTask
-from tests.tasks.finetuning_helpers import build_trainer
-from tests.tasks.finetuning_helpers import tiny_encoder
-from tests.tasks.finetuning_helpers import tokenizer
-from tests.tasks.finetuning_helpers import write_tsv
+from tests.kit.encoders import FINETUNING_VOCAB_SIZE
+from tests.kit.encoders import tiny_encoder
+from tests.kit.finetuning import tokenizer
+from tests.kit.finetuning import write_tsv
+from tests.kit.trainers import finetuning_trainer
+from tests.kit.trainers import first_and_last_logs
 
 GOOD = ["a good day", "the bread was good", "good bread", "he was good", "a good woman"]
 BAD = ["a bad day", "the bread was bad", "bad bread", "he was bad", "a bad man"]
@@ -41,7 +43,7 @@ def _sst2_like(tmp_path):
 def test_classification_learns_and_reports_accuracy_and_test_predictions(tmp_path):
   data_dir = _sst2_like(tmp_path)
   predictions_dir = str(tmp_path / "predictions")
-  task = GlueTask(tiny_encoder(), FinetuningData(data_dir, train_batch_size=4,
+  task = GlueTask(tiny_encoder(FINETUNING_VOCAB_SIZE), FinetuningData(data_dir, train_batch_size=4,
                                                  eval_batch_size=4), "sst2", seed=1,
                   predictions_dir=predictions_dir, write_test_predictions=True)
   assert finetuning_steps(data_dir, epochs=3, batch_size=4) == 12
@@ -49,10 +51,8 @@ def test_classification_learns_and_reports_accuracy_and_test_predictions(tmp_pat
   assert finetuning_steps(data_dir, epochs=3, batch_size=4, fraction=0.1) == 1
   assert finetuning_steps(data_dir, epochs=0.05, batch_size=4) == 1
   assert finetuning_steps(data_dir, epochs=0.05, batch_size=4, fraction=0.1) == 0
-  trainer = build_trainer(task)
-  first = trainer.train(tf.constant(5))
-  for _ in range(3):
-    last = trainer.train(tf.constant(10))
+  trainer = finetuning_trainer(task)
+  first, last = first_and_last_logs(trainer, 5, rounds=3)
   assert last["total_loss"] < first["total_loss"]
   assert 0.0 <= last["accuracy"] <= 100.0  # the training accuracy is on the same scale
   result = trainer.evaluate(tf.constant(-1))
@@ -70,11 +70,11 @@ def test_classification_learns_and_reports_accuracy_and_test_predictions(tmp_pat
 
 def test_two_replica_evaluation_gathers_every_example_once(tmp_path, two_replica_strategy):
   data_dir = _sst2_like(tmp_path)
-  task = GlueTask(tiny_encoder(), FinetuningData(data_dir, train_batch_size=4,
+  task = GlueTask(tiny_encoder(FINETUNING_VOCAB_SIZE), FinetuningData(data_dir, train_batch_size=4,
                                                  eval_batch_size=4), "sst2",
                   predictions_dir=str(tmp_path / "p"), write_test_predictions=True)
-  single = build_trainer(task)
-  double = build_trainer(task, strategy=two_replica_strategy)
+  single = finetuning_trainer(task)
+  double = finetuning_trainer(task, strategy=two_replica_strategy)
   double.model.set_weights(single.model.get_weights())
   gathered = []
   evaluate = task.evaluate
@@ -105,7 +105,7 @@ def test_mnli_scores_matched_and_mismatched_dev_separately(tmp_path):
   write_tsv(str(folder / "dev_matched.tsv"), header, [row(i, labels[i % 3]) for i in range(5)])
   write_tsv(str(folder / "dev_mismatched.tsv"), header, [row(i, labels[i % 2]) for i in range(3)])
   create_glue_data("mnli", tokenizer(), str(tmp_path / "r"), 16, input_dir=str(folder))
-  task = GlueTask(tiny_encoder(), FinetuningData(str(tmp_path / "r")), "mnli")
+  task = GlueTask(tiny_encoder(FINETUNING_VOCAB_SIZE), FinetuningData(str(tmp_path / "r")), "mnli")
   logits = np.array([[3, 0, 0], [0, 3, 0], [3, 0, 0], [0, 0, 3], [0, 3, 0],
                      [3, 0, 0], [3, 0, 0], [0, 3, 0]], np.float32)
   gathered = dict(outputs=logits, label_ids=np.array([0, 1, 2, 0, 1, 0, 1, 0]),
@@ -143,11 +143,10 @@ def test_regression_trains_on_stsb_layout(tmp_path):
   write_tsv(str(folder / "train.tsv"), header, rows)
   write_tsv(str(folder / "dev.tsv"), header, rows[:4])
   create_glue_data("stsb", tokenizer(), str(tmp_path / "r"), 16, input_dir=str(folder))
-  task = GlueTask(tiny_encoder(), FinetuningData(str(tmp_path / "r"), 4, 4), "stsb")
-  trainer = build_trainer(task, learning_rate=1e-2)
-  first = trainer.train(tf.constant(2))
-  for _ in range(3):
-    last = trainer.train(tf.constant(10))
+  task = GlueTask(tiny_encoder(FINETUNING_VOCAB_SIZE), FinetuningData(str(tmp_path / "r"), 4, 4),
+                  "stsb")
+  trainer = finetuning_trainer(task, learning_rate=1e-2)
+  first, last = first_and_last_logs(trainer, 2, rounds=3)
   assert last["total_loss"] < first["total_loss"]
   result = trainer.evaluate(tf.constant(-1))
   assert set(result) == {"total_loss", "spearman", "pearson"}

@@ -7,9 +7,9 @@ import tensorflow as tf
 
 from tasks.pretraining_task import _rows_of_global_batches
 from tasks.pretraining_task import PretrainingData
-from tests.training.helpers import pretraining_examples
-from tests.training.helpers import tiny_task
-from tests.training.helpers import write_pretraining_records
+from tests.kit.pretraining import pretraining_examples
+from tests.kit.pretraining import tiny_task
+from tests.kit.pretraining import write_pretraining_records
 
 
 def _context(pipelines, pipeline_id, replicas):
@@ -30,6 +30,7 @@ def test_a_pipeline_keeps_the_rows_of_its_replicas_in_every_global_batch():
       [0, 1], [2, 3], [8, 9], [10, 11]]
 
 
+@pytest.mark.slow  # about 100 s: two worker pipelines
 def test_two_pipelines_together_read_the_batches_of_one_process(tmp_path):
   path = write_pretraining_records(tmp_path / "train.tfrecord", pretraining_examples(24, seed=1))
   task = tiny_task(batch_size=4)

@@ -6,7 +6,7 @@ import tensorflow as tf
 
 from modeling.encoder_config import encoder_config
 from tasks.pretraining_task import PretrainingData
-from tests.training.helpers import tiny_task
+from tests.kit.pretraining import tiny_task
 
 
 def _hand_built_batch_and_outputs():

@@ -1,23 +1,23 @@
 import numpy as np
-import tensorflow as tf
 
 from tasks.script_pretraining import ScriptPretrainingTask
-from tests.tasks.objective_helpers import run_steps, sample_batches, tiny_data, tiny_encoder
+from tests.kit.objectives import initial_step_result
+from tests.kit.objectives import run_steps
+from tests.kit.objectives import sample_batches
+from tests.kit.objectives import sample_encoder
+from tests.kit.objectives import tiny_data
 
 
 def test_total_is_mlm_plus_fifty_disc():
-  task = ScriptPretrainingTask(tiny_encoder(), tiny_data(), seed=1)
-  model = task.build_model()
-  batch = sample_batches(task, 1)[0]
-  outputs = model(task.model_inputs(batch, tf.constant(0), training=True), training=False)
-  result = task.compute_losses(batch, outputs)
+  task = ScriptPretrainingTask(sample_encoder(), tiny_data(), seed=1)
+  result = initial_step_result(task)
   np.testing.assert_allclose(
       result.total_loss,
       result.losses["masked_lm_loss"] + 50.0 * result.losses["disc_loss"], rtol=1e-6)
 
 
 def test_both_losses_fall_over_a_short_run():
-  task = ScriptPretrainingTask(tiny_encoder(), tiny_data(), seed=1)
+  task = ScriptPretrainingTask(sample_encoder(), tiny_data(), seed=1)
   model, history, _ = run_steps(task, num_steps=25)
   first = np.mean([h["total_loss"] for h in history[:4]])
   last = np.mean([h["total_loss"] for h in history[-4:]])

@@ -15,9 +15,9 @@ from tasks.squad_postprocess import postprocess
 from tasks.squad_postprocess import write_prediction_files
 from tasks.squad_scoring import score_v1
 from tasks.squad_scoring import score_v2
+from tests.kit.paths import FINETUNING_TESTDATA
 
-SQUAD_DIR = os.path.join(os.path.dirname(os.path.dirname(__file__)), "data",
-                         "finetuning_testdata", "squad")
+SQUAD_DIR = os.path.join(FINETUNING_TESTDATA, "squad")
 CONTEXT = "A woman sang.  The bread was good."
 
 

@@ -9,22 +9,24 @@ import tensorflow as tf
 from data.create_finetuning_data import create_squad_data
 from tasks.finetuning_task import FinetuningData
 from tasks.squad_task import SquadTask
-from tests.tasks.finetuning_helpers import TESTDATA
-from tests.tasks.finetuning_helpers import build_trainer
-from tests.tasks.finetuning_helpers import tiny_encoder
-from tests.tasks.finetuning_helpers import tokenizer
+from tests.kit.encoders import FINETUNING_VOCAB_SIZE
+from tests.kit.encoders import tiny_encoder
+from tests.kit.finetuning import tokenizer
+from tests.kit.paths import FINETUNING_TESTDATA
+from tests.kit.trainers import finetuning_trainer
+from tests.kit.trainers import first_and_last_logs
 
 
 def _records(tmp_path, version):
   """The test SQuAD files, the train file repeated 3 times, as records (seq 32, stride 8)."""
   squad_dir = tmp_path / "squad"
   squad_dir.mkdir()
-  with open(os.path.join(TESTDATA, "squad", f"train-{version}.json")) as f:
+  with open(os.path.join(FINETUNING_TESTDATA, "squad", f"train-{version}.json")) as f:
     train = json.load(f)
   train["data"] = train["data"] * 3
   with open(squad_dir / f"train-{version}.json", "w") as f:
     json.dump(train, f)
-  shutil.copy(os.path.join(TESTDATA, "squad", f"dev-{version}.json"), squad_dir)
+  shutil.copy(os.path.join(FINETUNING_TESTDATA, "squad", f"dev-{version}.json"), squad_dir)
   task = "squad_v2" if version == "v2.0" else "squad_v1"
   meta = create_squad_data(task, tokenizer(), str(tmp_path / "records"), max_seq_length=32,
                            doc_stride=8, max_query_length=8, input_dir=str(squad_dir))
@@ -36,13 +38,11 @@ def test_a_few_steps_then_official_scores_and_prediction_files(tmp_path, version
   data_dir, meta = _records(tmp_path, version)
   assert meta["num_examples"]["train"] == (21 if version == "v2.0" else 18)
   predictions_dir = str(tmp_path / "predictions")
-  task = SquadTask(tiny_encoder(), FinetuningData(data_dir, train_batch_size=4,
+  task = SquadTask(tiny_encoder(FINETUNING_VOCAB_SIZE), FinetuningData(data_dir, train_batch_size=4,
                                                   eval_batch_size=3),
                    predictions_dir=predictions_dir, head_inner_size=16, beam_size=3)
-  trainer = build_trainer(task, learning_rate=5e-3)
-  first = trainer.train(tf.constant(3))
-  for _ in range(3):
-    last = trainer.train(tf.constant(10))
+  trainer = finetuning_trainer(task, learning_rate=5e-3)
+  first, last = first_and_last_logs(trainer, 3, rounds=3)
   assert last["total_loss"] < first["total_loss"]
   result = trainer.evaluate(tf.constant(-1))
   with open(os.path.join(predictions_dir, "predictions.json")) as f:

@@ -3,22 +3,23 @@ import tensorflow as tf
 
 from tasks.pretraining_task import PretrainingData
 from tasks.teams_pretraining import TeamsPretrainingTask
-from tests.tasks.objective_helpers import constant_sequence_batches
-from tests.tasks.objective_helpers import run_steps, sample_batches, tiny_data, tiny_encoder
+from tests.kit.encoders import tiny_encoder
+from tests.kit.objectives import constant_sequence_batches
+from tests.kit.objectives import initial_step_result
+from tests.kit.objectives import run_steps
+from tests.kit.objectives import sample_encoder
+from tests.kit.objectives import tiny_data
 
 
 def _task(**kwargs):
-  return TeamsPretrainingTask(tiny_encoder(num_layers=4), tiny_data(), seed=1, **kwargs)
+  return TeamsPretrainingTask(sample_encoder(num_layers=4), tiny_data(), seed=1, **kwargs)
 
 
 def test_paper_defaults_and_total_loss_is_equation_9():
   task = _task()
   assert (task.mlm_weight, task.rtd_weight, task.mws_weight) == (1.0, 5.0, 2.0)
   assert task.num_negatives == 5
-  model = task.build_model()
-  batch = sample_batches(task, 1)[0]
-  outputs = model(task.model_inputs(batch, tf.constant(0), training=True), training=False)
-  result = task.compute_losses(batch, outputs)
+  result = initial_step_result(task)
   losses = result.losses
   np.testing.assert_allclose(
       result.total_loss,
@@ -56,7 +57,7 @@ def test_mws_branch_learns_to_pick_the_original_from_context():
   # label or branch wiring stays at chance; the real thing learns it in a few hundred steps.
   vocab, seq, masked, batch = 40, 16, 3, 16
   task = TeamsPretrainingTask(
-      tiny_encoder(vocab_size=vocab),
+      tiny_encoder(vocab, dropout_rate=None),
       PretrainingData(seq_length=seq, max_predictions_per_seq=masked,
                       train_batch_size=batch), seed=1)
   _, history, _ = run_steps(task, num_steps=600,

@@ -6,7 +6,7 @@ from modeling.bert import BertPretrainer
 from modeling.electra import ElectraPretrainer
 from modeling.encoder_config import encoder_config
 from modeling.sampling import example_seeds
-from tests.training.helpers import pretraining_examples
+from tests.kit.pretraining import pretraining_examples
 from training.checkpoints import Rollback
 from training.checkpoints import warm_start
 from training.optimization import create_optimizer

@@ -10,17 +10,18 @@ from data import shard_files
 from data import tokenization
 from tasks.electra_pretraining import ElectraPretrainingTask
 from tasks.pretraining_task import PretrainingData
-from tests.data import helpers as data_helpers
-from tests.training.helpers import PREDICTIONS
-from tests.training.helpers import SEQ
-from tests.training.helpers import tiny_electra_bindings
+from tests.kit import paths
+from tests.kit import record_job
+from tests.kit.pretraining import PREDICTIONS
+from tests.kit.pretraining import SEQ
+from tests.kit.runs import tiny_electra_bindings
 from training.experiment import run_experiment
 
 
 @pytest.fixture(scope="module")
 def unmasked_pattern(tmp_path_factory):
   output_dir = tmp_path_factory.mktemp("unmasked")
-  data_helpers.make_records(output_dir, static_masking=False, dupe_factor=1,
+  record_job.make_records(output_dir, static_masking=False, dupe_factor=1,
                             max_seq_length=SEQ, max_predictions_per_seq=PREDICTIONS)
   return shard_files.shard_glob(str(output_dir))
 
@@ -28,7 +29,7 @@ def unmasked_pattern(tmp_path_factory):
 def _dynamic_bindings(pattern, **overrides):
   settings = dict(masking="dynamic", mask_strategy="bert", whole_word_mask=True)
   settings.update(overrides)
-  vocab_size = len(tokenization.load_vocab(data_helpers.SAMPLE_VOCAB))
+  vocab_size = len(tokenization.load_vocab(paths.SAMPLE_VOCAB))
   return tiny_electra_bindings(pattern, pattern, train_steps=2) + [
       f"encoder_config.vocab_size = {vocab_size}"] + [
           f"PretrainingData.{name} = {value!r}" for name, value in settings.items()]

@@ -9,10 +9,10 @@ import pytest
 import tensorflow as tf
 
 import official_runner
-from tests.training.helpers import pretraining_examples
-from tests.training.helpers import tiny_electra_bindings
-from tests.training.helpers import train_losses_from_events
-from tests.training.helpers import write_pretraining_records
+from tests.kit.pretraining import pretraining_examples
+from tests.kit.pretraining import write_pretraining_records
+from tests.kit.runs import tiny_electra_bindings
+from tests.kit.runs import train_losses_from_events
 from training.experiment import run_experiment
 from training.trainer import PretrainingTrainer
 
@@ -31,6 +31,7 @@ def _run(mode, model_dir, bindings):
   return run_experiment(mode, str(model_dir))
 
 
+@pytest.mark.slow  # about 65 s: a run in a subprocess, killed and resumed
 def test_a_killed_run_resumes_from_its_last_checkpoint_with_the_same_losses(
     records, tmp_path, monkeypatch):
   # Dropout on: its random-generator states are part of the checkpoint too.
@@ -60,6 +61,7 @@ def test_a_killed_run_resumes_from_its_last_checkpoint_with_the_same_losses(
   assert len({losses[step][0] for step in (1, 2, 3, 4, 5)}) == 5
 
 
+@pytest.mark.slow  # about 50 s: train, evaluate and export end to end
 def test_train_and_eval_writes_metrics_events_and_an_encoder_export(records, tmp_path):
   model_dir = tmp_path / "run"
   final = _run("train_and_eval", model_dir, tiny_electra_bindings(*records, train_steps=4))
@@ -111,6 +113,7 @@ def test_a_bad_value_fails_before_anything_is_built(binding, name, tmp_path):
     run_experiment("train", str(tmp_path))
 
 
+@pytest.mark.slow  # about 45 s: two runs and two exports
 def test_export_hf_writes_transformers_folders_that_a_new_run_starts_from(
     records, tmp_path, capsys):
   first = tmp_path / "first"

@@ -26,7 +26,7 @@ from data.glue_tasks import GLUE_TASKS
 from data.squad_reader import SquadExample
 from data.tokenization import WordpieceTokenizer
 from tasks import squad_postprocess
-from tests.training import export_helpers as helpers
+from tests.kit import export_models
 from training.checkpoints import training_checkpoint
 from training.experiment import run_experiment
 from training.export import ExportConfig
@@ -79,7 +79,7 @@ def _glue_ids(texts_a, texts_b=None):
   examples = [SentenceExample(i, a, texts_b[i] if texts_b else None, None)
               for i, a in enumerate(texts_a)]
   features = glue_features.encode_examples(examples, spec, WordpieceTokenizer(
-      helpers.VOCAB_FILE), helpers.SEQ)
+      export_models.VOCAB_FILE), export_models.SEQ)
   return dict(input_word_ids=features["input_ids"].astype(np.int32),
               input_mask=features["input_mask"].astype(np.int32),
               input_type_ids=features["segment_ids"].astype(np.int32))
@@ -92,8 +92,8 @@ def _squad_reference(task, model):
                            is_impossible=True, title="")
               for i, (q, c) in enumerate(zip(QUESTIONS, CONTEXTS))]
   windows = squad_features.encode_examples(
-      examples, WordpieceTokenizer(helpers.VOCAB_FILE), helpers.SEQ, doc_stride=128,
-      max_query_length=helpers.MAX_QUERY_LENGTH, is_training=False)
+      examples, WordpieceTokenizer(export_models.VOCAB_FILE), export_models.SEQ, doc_stride=128,
+      max_query_length=export_models.MAX_QUERY_LENGTH, is_training=False)
   first_window = np.unique(windows["example_index"], return_index=True)[1]
   # The export reads one window per question: the first (no overlap: doc_stride > S).
   windows = {name: value[first_window] for name, value in windows.items()}
@@ -114,9 +114,10 @@ def _squad_reference(task, model):
 def exported(tmp_path_factory):
   """Export paths, in-memory references and the fresh process's outputs."""
   tmp = str(tmp_path_factory.mktemp("export"))
-  config = ExportConfig(vocab_file=helpers.VOCAB_FILE)
-  script, glue, squad = helpers.script_task(), helpers.glue_task(tmp), helpers.squad_task(tmp)
-  models = {name: helpers.built_model(task) for name, task in
+  config = ExportConfig(vocab_file=export_models.VOCAB_FILE)
+  script, glue, squad = (export_models.script_task(), export_models.glue_task(tmp),
+                         export_models.squad_task(tmp))
+  models = {name: export_models.built_model(task) for name, task in
             (("script", script), ("glue", glue), ("squad", squad))}
   paths = {}
   for name, task in (("script", script), ("squad", squad)):
@@ -201,7 +202,7 @@ def test_text_preprocessing_packs_like_the_offline_features(exported):
   for name in ("input_word_ids", "input_mask", "input_type_ids"):
     np.testing.assert_array_equal(fresh[name], single[name])
   lengths = np.sum(fresh["input_mask"], axis=1)
-  assert lengths[1] == 2 and lengths[3] == helpers.SEQ  # "" -> [CLS] [SEP]; LONG is cut
+  assert lengths[1] == 2 and lengths[3] == export_models.SEQ  # "" -> [CLS] [SEP]; LONG is cut
   assert len(set(lengths.tolist())) >= 3
 
 
@@ -223,7 +224,7 @@ def test_hub_pair_composes_into_the_encoder(exported):
   assert encoder.trainable_variables and all(g is not None for g in gradients)
   segments = [preprocessor.tokenize(tf.constant(TEXTS)), preprocessor.tokenize(
       tf.constant(PAIRS))]
-  packed = preprocessor.bert_pack_inputs(segments, tf.constant(helpers.SEQ))
+  packed = preprocessor.bert_pack_inputs(segments, tf.constant(export_models.SEQ))
   np.testing.assert_array_equal(packed["input_word_ids"],
                                 exported["references"]["pair"]["input_word_ids"])
 
@@ -247,8 +248,8 @@ def test_glue_serve_and_serve_text_match_the_in_memory_model(exported):
 
 def test_glue_regression_serves_a_score(tmp_path):
   """STS-B (in memory: the module before saving): `score` [batch], no label outputs."""
-  task = helpers.glue_task(str(tmp_path), "stsb")
-  model = helpers.built_model(task)
+  task = export_models.glue_task(str(tmp_path), "stsb")
+  model = export_models.built_model(task)
   preprocessor = text_preprocessor(task, export_vocab(task, ExportConfig(), str(tmp_path)))
   module = GlueServingModule(model, task.spec, preprocessor)
   outputs = module.serve_text(text_a=tf.constant(TEXTS), text_b=tf.constant(PAIRS))
@@ -277,9 +278,9 @@ def test_missing_checkpoint_is_a_clear_error(tmp_path):
   gin.clear_config()
   gin.bind_parameter("create_optimizer.warmup_steps", 0)
   with pytest.raises(FileNotFoundError, match="needs a checkpoint: none in"):
-    run_experiment("export", str(tmp_path), task=helpers.script_task())
+    run_experiment("export", str(tmp_path), task=export_models.script_task())
   with pytest.raises(FileNotFoundError, match="no checkpoint .*ckpt-9"):
-    run_experiment("export", str(tmp_path), task=helpers.script_task(),
+    run_experiment("export", str(tmp_path), task=export_models.script_task(),
                    checkpoint_path=str(tmp_path / "ckpt-9"))
   gin.clear_config()
 
@@ -337,7 +338,7 @@ def test_every_export_has_serving_default_and_the_examples_signature(exported):
 
 
 def test_every_export_carries_the_vocab_and_casing(exported):
-  with open(helpers.VOCAB_FILE, "rb") as f:
+  with open(export_models.VOCAB_FILE, "rb") as f:
     vocab = f.read()
   for name, path in exported["paths"].items():
     with open(os.path.join(path, "vocab.txt"), "rb") as f:

@@ -13,10 +13,10 @@ import tensorflow as tf
 import official_runner
 from modeling.bert import BertPretrainer
 from modeling.encoder_config import encoder_config
-from tests.training.helpers import VOCAB
-from tests.training.helpers import pretraining_examples
-from tests.training.helpers import tiny_electra_bindings
-from tests.training.helpers import write_pretraining_records
+from tests.kit.pretraining import VOCAB
+from tests.kit.pretraining import pretraining_examples
+from tests.kit.pretraining import write_pretraining_records
+from tests.kit.runs import tiny_electra_bindings
 from training.checkpoints import warm_start
 from training.experiment import run_experiment
 

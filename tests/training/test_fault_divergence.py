@@ -7,12 +7,12 @@ import tensorflow as tf
 import tf_keras
 
 import official_runner
-from tests.training.fault_helpers import tiny_bert_bindings
+from tests.kit.pretraining import PREDICTIONS
+from tests.kit.pretraining import SEQ
+from tests.kit.pretraining import pretraining_examples
+from tests.kit.pretraining import write_pretraining_records
+from tests.kit.runs import tiny_bert_bindings
 from data.pretraining_loader import pretraining_dataset
-from tests.training.helpers import PREDICTIONS
-from tests.training.helpers import SEQ
-from tests.training.helpers import pretraining_examples
-from tests.training.helpers import write_pretraining_records
 from training.experiment import run_experiment
 
 BATCH = 4  # tiny_electra_bindings' batch size

@@ -11,6 +11,8 @@ import pytest
 
 from scripts import kill_trials
 
+pytestmark = pytest.mark.slow  # about 220 s: three launches of the runner and a reference run
+
 
 @pytest.fixture(scope="module")
 def tiny_run(tmp_path_factory):

@@ -5,9 +5,9 @@ import gin
 import pytest
 
 import official_runner
-from tests.training.fault_helpers import tiny_bert_bindings
-from tests.training.helpers import pretraining_examples
-from tests.training.helpers import write_pretraining_records
+from tests.kit.pretraining import pretraining_examples
+from tests.kit.pretraining import write_pretraining_records
+from tests.kit.runs import tiny_bert_bindings
 from training.experiment import run_experiment
 from training.reporting import MetricsFile
 from training.trainer import PretrainingTrainer

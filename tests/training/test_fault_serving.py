@@ -10,7 +10,7 @@ import pytest
 import tensorflow as tf
 import tensorflow_text  # noqa: F401  registers the tokenizer ops
 
-from tests.training import export_helpers as helpers
+from tests.kit import export_models
 from training.export import ExportConfig
 from training.export_task import export_for_task
 
@@ -23,10 +23,11 @@ HUGE_TEXT = " ".join(["and the lord spake unto moses saying"] * 30_000)  # ~1 MB
 @pytest.fixture(scope="module")
 def signatures(tmp_path_factory):
   tmp = str(tmp_path_factory.mktemp("serving"))
-  config = ExportConfig(vocab_file=helpers.VOCAB_FILE)
+  config = ExportConfig(vocab_file=export_models.VOCAB_FILE)
   paths = {}
-  for task in (helpers.script_task(), helpers.glue_task(tmp), helpers.squad_task(tmp)):
-    paths.update(export_for_task(task, helpers.built_model(task), tmp, 1, config))
+  for task in (export_models.script_task(), export_models.glue_task(tmp),
+               export_models.squad_task(tmp)):
+    paths.update(export_for_task(task, export_models.built_model(task), tmp, 1, config))
   loaded = {name: tf.saved_model.load(paths[name]) for name in ("encoder", "glue_mrpc", "squad")}
   return dict(encode=loaded["encoder"].signatures["encode"],
               encode_text=loaded["encoder"].signatures["encode_text"],
@@ -41,7 +42,7 @@ def _strings(values):
 
 def test_an_empty_batch_gives_empty_outputs(signatures):
   empty = _strings([])
-  ids = tf.zeros([0, helpers.SEQ], tf.int32)
+  ids = tf.zeros([0, export_models.SEQ], tf.int32)
   outputs = dict(
       encode=signatures["encode"](input_word_ids=ids, input_mask=ids, input_type_ids=ids),
       encode_text=signatures["encode_text"](text=empty),
@@ -51,7 +52,7 @@ def test_an_empty_batch_gives_empty_outputs(signatures):
   for name, result in outputs.items():
     for key, value in result.items():
       assert value.shape[0] == 0, (name, key, value.shape)
-  assert outputs["encode_text"]["sequence_output"].shape == (0, helpers.SEQ, 32)
+  assert outputs["encode_text"]["sequence_output"].shape == (0, export_models.SEQ, 32)
 
 
 def test_a_huge_batch_gives_each_row_what_it_gets_alone(signatures):
@@ -77,7 +78,7 @@ def test_a_huge_text_is_cut_like_its_beginning(signatures):
              for text in (HUGE_TEXT, beginning)]
   np.testing.assert_allclose(outputs[0], outputs[1], atol=1e-5, rtol=0)
   score = signatures["score"](text=_strings([HUGE_TEXT]))
-  assert score["num_tokens"].numpy().tolist() == [helpers.SEQ]
+  assert score["num_tokens"].numpy().tolist() == [export_models.SEQ]
   answer = signatures["squad"](question=_strings(["who spake?"]),
                                context=_strings([HUGE_TEXT]))
   assert answer["answer_end"].numpy()[0] <= len(beginning)  # found in the first window

@@ -21,23 +21,22 @@ from modeling.bert import BertPretrainer
 from modeling.electra import ElectraPretrainer
 from modeling.script import ScriptPretrainer
 from modeling.transformer_encoder import TransformerEncoder
-from tests.modeling.helpers import tiny_inputs
-from tests.training.hf_reference import load_transformers_model
-from tests.training.hf_reference import MODELS
-from tests.training.hf_reference import our_outputs
-from tests.training.hf_reference import save_as_pytorch_checkpoint
-from tests.training.hf_reference import scramble_weights
-from tests.training.hf_reference import tiny_config
-from tests.training.hf_reference import transformers_outputs
-from tests.training.hf_reference import VOCAB
+from tests.kit.encoders import tiny_encoder
+from tests.kit.hf_reference import MODELS
+from tests.kit.hf_reference import VOCAB
+from tests.kit.hf_reference import load_transformers_model
+from tests.kit.hf_reference import our_outputs
+from tests.kit.hf_reference import save_as_pytorch_checkpoint
+from tests.kit.hf_reference import scramble_weights
+from tests.kit.hf_reference import transformers_outputs
+from tests.kit.inputs import tiny_inputs
+from tests.kit.paths import SAMPLE_VOCAB
 from training.hf_export import export_hf
 from training.hf_import import warm_start_model
 from training.hf_parts import hf_parts
 from training.run_vocab import RunVocab
 
 SEQ = 8
-SAMPLE_VOCAB = os.path.join(os.path.dirname(__file__), "..", "..", "data", "sample",
-                            "vocab.txt")
 
 
 EXPECTED_PARTS = {
@@ -83,7 +82,7 @@ def test_every_objective_exports_parts_that_transformers_loads_and_computes_alik
 
 
 def test_the_discriminator_export_loads_into_electra_model_with_no_missing_weight(tmp_path):
-  model = ElectraPretrainer(tiny_config(), generator_width_multiplier=0.5)
+  model = ElectraPretrainer(tiny_encoder(VOCAB), generator_width_multiplier=0.5)
   inputs = tiny_inputs(seq=SEQ, vocab=VOCAB)
   for part in hf_parts(model):
     our_outputs(part, inputs)
@@ -129,7 +128,7 @@ def _assert_electra_matches(model, discriminator, generator, inputs):
 
 
 def _our_electra_built(inputs):
-  model = ElectraPretrainer(tiny_config(), generator_width_multiplier=0.5)
+  model = ElectraPretrainer(tiny_encoder(VOCAB), generator_width_multiplier=0.5)
   for part in hf_parts(model):
     our_outputs(part, inputs)
   return model
@@ -195,7 +194,7 @@ def test_an_export_round_trips_through_import(tmp_path):
 
 
 def test_fine_tuning_encoder_starts_from_a_bert_folder(tmp_path):
-  model = BertPretrainer(tiny_config(embedding_size=32))
+  model = BertPretrainer(tiny_encoder(VOCAB, embedding_size=32))
   inputs = tiny_inputs(seq=SEQ, vocab=VOCAB)
   our_outputs(hf_parts(model)[0], inputs)
   scramble_weights(model.weights, seed=2)
@@ -203,7 +202,7 @@ def test_fine_tuning_encoder_starts_from_a_bert_folder(tmp_path):
 
   class FineTuningModel:  # what a fine-tuning model offers: an encoder, no pretraining head
     def __init__(self):
-      self.encoder = TransformerEncoder(tiny_config(embedding_size=32), name="encoder")
+      self.encoder = TransformerEncoder(tiny_encoder(VOCAB, embedding_size=32), name="encoder")
       self.encoder(inputs)
       self.weights = self.encoder.weights
 
@@ -222,7 +221,8 @@ def test_a_checkpoint_of_other_shapes_stops_naming_the_weight(tmp_path):
   discriminator, _ = _transformers_electra_pair()
   save_as_pytorch_checkpoint(discriminator, str(tmp_path / "disc"))
   inputs = tiny_inputs(seq=SEQ, vocab=VOCAB)
-  model = ElectraPretrainer(tiny_config(intermediate_size=48), generator_width_multiplier=0.5)
+  model = ElectraPretrainer(tiny_encoder(VOCAB, intermediate_size=48),
+                            generator_width_multiplier=0.5)
   for part in hf_parts(model):
     our_outputs(part, inputs)
   with pytest.raises(ValueError, match=r"electra\.encoder\.layer\.0\.intermediate\.dense\."
@@ -253,13 +253,13 @@ def test_a_checkpoint_missing_an_encoder_weight_stops_naming_it(tmp_path):
 
 
 def test_a_generator_folder_for_a_model_without_generator_is_refused(tmp_path):
-  model = ScriptPretrainer(tiny_config())
+  model = ScriptPretrainer(tiny_encoder(VOCAB))
   with pytest.raises(ValueError, match="init_generator_checkpoint=.* has no generator"):
     warm_start_model(model, "", str(tmp_path))
 
 
 def test_bert_with_a_narrow_embedding_is_not_exportable_as_bert():
-  model = BertPretrainer(tiny_config())  # tiny: E=16, H=32
+  model = BertPretrainer(tiny_encoder(VOCAB))  # tiny: E=16, H=32
   with pytest.raises(ValueError, match="BertForMaskedLM needs embedding_size == hidden_size"):
     hf_parts(model)
 

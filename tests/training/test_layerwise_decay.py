@@ -9,7 +9,7 @@ from modeling.encoder_config import encoder_config
 from modeling.finetuning_models import SentencePredictionModel
 from modeling.sentence_prediction_head import SentencePredictionHead
 from modeling.transformer_encoder import TransformerEncoder
-from tests.modeling.helpers import tiny_inputs
+from tests.kit.inputs import tiny_inputs
 from training.layerwise_decay import apply_layerwise_decay
 from training.layerwise_decay import layerwise_lr_multipliers
 

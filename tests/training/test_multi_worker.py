@@ -27,15 +27,17 @@ import pytest
 import tensorflow as tf
 
 from scripts.kill_trials import checkpoint_tensors
-from tests.training.helpers import pretraining_examples
-from tests.training.helpers import tiny_electra_bindings
-from tests.training.helpers import train_losses_from_events
-from tests.training.helpers import write_pretraining_records
+from tests.kit.paths import REPO_ROOT
+from tests.kit.pretraining import pretraining_examples
+from tests.kit.pretraining import write_pretraining_records
+from tests.kit.runs import tiny_electra_bindings
+from tests.kit.runs import train_losses_from_events
 
-REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 TRAIN_STEPS = 8
 TIMEOUT_S = 240  # per launch
 PREEMPTED = 42  # training/preemption.EXIT_CODE
+
+pytestmark = pytest.mark.slow  # about 130 s: worker processes, launched several times
 
 
 def _free_ports(count):
@@ -66,9 +68,9 @@ class _Launch:
             "task": {"type": "worker", "index": index}})
       with open(log, "w", encoding="utf-8") as output:
         self.processes.append(subprocess.Popen(
-            [sys.executable, os.path.join(REPO, "official_runner.py"), "--mode=train",
+            [sys.executable, os.path.join(REPO_ROOT, "official_runner.py"), "--mode=train",
              f"--gin_file={gin_file}", f"--model_dir={model_dir}"],
-            cwd=REPO, env=env, stdout=output, stderr=subprocess.STDOUT))
+            cwd=REPO_ROOT, env=env, stdout=output, stderr=subprocess.STDOUT))
     self.deadline = time.time() + TIMEOUT_S
 
   def output(self, index):

@@ -5,7 +5,7 @@ import tensorflow as tf
 from modeling.electra import ElectraPretrainer
 from modeling.encoder_config import encoder_config
 from modeling.sampling import example_seeds
-from tests.training.helpers import pretraining_examples
+from tests.kit.pretraining import pretraining_examples
 from training.optimization import create_optimizer
 
 

@@ -12,9 +12,10 @@ import tensorflow_text  # noqa: F401  registers the tokenizer ops
 import official_runner
 from data import tokenization
 from tasks.pretraining_task import PretrainingData
-from tests.data import helpers as data_helpers
-from tests.training import export_helpers
-from tests.training.helpers import tiny_electra_bindings
+from tests.kit import export_models
+from tests.kit import paths
+from tests.kit import record_job
+from tests.kit.runs import tiny_electra_bindings
 from training.experiment import run_experiment
 from training.export import ExportConfig
 from training.export_task import export_for_task
@@ -25,7 +26,7 @@ from training.run_vocab import records_vocab
 from training.run_vocab import RunVocab
 from training.run_vocab import write_run_vocab
 
-SAMPLE = data_helpers.SAMPLE_VOCAB
+SAMPLE = paths.SAMPLE_VOCAB
 
 
 class _PretrainingTask:  # what records_vocab reads of a pretraining task
@@ -48,7 +49,7 @@ def _bindings(records, train_steps):
 def test_train_and_eval_and_export_run_on_another_filesystem_with_the_records_vocab(tmp_path):
   root = f"ram://{tmp_path.name}"
   records, run = f"{root}/records", f"{root}/run"
-  data_helpers.make_records(records, dupe_factor=1, num_shards=2)
+  record_job.make_records(records, dupe_factor=1, num_shards=2)
   official_runner.parse_config([], _bindings(records, train_steps=2))
   final = run_experiment("train_and_eval", run)
   with tf.io.gfile.GFile(f"{run}/metrics.jsonl") as f:
@@ -76,7 +77,7 @@ def test_train_and_eval_and_export_run_on_another_filesystem_with_the_records_vo
 
 
 def test_records_keep_their_vocab_when_moved(tmp_path, monkeypatch):
-  data_helpers.make_records(tmp_path / "made", dupe_factor=1, num_shards=1)
+  record_job.make_records(tmp_path / "made", dupe_factor=1, num_shards=1)
   shutil.move(str(tmp_path / "made"), str(tmp_path / "moved"))
   monkeypatch.chdir(tmp_path)
   vocab = records_vocab(_PretrainingTask(str(tmp_path / "moved" / "pretrain-*")))
@@ -111,10 +112,10 @@ def test_another_casing_or_vocab_stops_a_resumed_run_an_export_and_a_warm_start(
 
 
 def test_a_finetuning_export_whose_vocab_is_gone_names_what_is_missing(tmp_path):
-  task = export_helpers.glue_task(str(tmp_path))
+  task = export_models.glue_task(str(tmp_path))
   task.meta_data["vocab_file"] = "gone/vocab.txt"
   assert records_vocab(task) is None
   with pytest.raises(ValueError, match=r"no vocab to export GlueTask with: .*run holds no vocab.txt "
                      r"and the vocab 'gone/vocab.txt' of .*meta_data.json is not there; set "
                      r"ExportConfig.vocab_file"):
-    export_for_task(task, export_helpers.built_model(task), str(tmp_path / "run"), 1)
+    export_for_task(task, export_models.built_model(task), str(tmp_path / "run"), 1)

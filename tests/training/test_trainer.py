@@ -3,15 +3,15 @@ import pytest
 import tensorflow as tf
 import tf_keras
 
-from tests.training.helpers import build_trainer
-from tests.training.helpers import pretraining_examples
-from tests.training.helpers import tiny_task
+from tests.kit.pretraining import pretraining_examples
+from tests.kit.pretraining import tiny_task
+from tests.kit.trainers import pretraining_trainer
 from training import precision
 
 
 def _trainer_and_first_losses(kind, strategy, num_steps=3, jit_compile=False):
   tf_keras.utils.set_random_seed(7)
-  trainer, _ = build_trainer(tiny_task(kind), strategy, pretraining_examples(16),
+  trainer, _ = pretraining_trainer(tiny_task(kind), strategy, pretraining_examples(16),
                              learning_rate=3e-3, jit_compile=jit_compile)
   return trainer, [trainer.train(tf.constant(1)) for _ in range(num_steps)]
 
@@ -56,7 +56,7 @@ def test_nonfinite_steps_are_skipped_reported_and_trigger_rollback():
   # Batches of 4: batch 1 (rows 4-7) is poisoned, then everything from batch 3 on.
   examples = _poison(pretraining_examples(40), list(range(4, 8)) + list(range(12, 40)))
   rollbacks = []
-  trainer, _ = build_trainer(tiny_task("bert"), tf.distribute.get_strategy(), examples,
+  trainer, _ = pretraining_trainer(tiny_task("bert"), tf.distribute.get_strategy(), examples,
                              max_consecutive_bad_steps=3,
                              rollback=rollbacks.append)
   weights = [w.numpy() for w in trainer.model.trainable_weights]
@@ -81,7 +81,7 @@ def test_nonfinite_steps_are_skipped_reported_and_trigger_rollback():
 
 
 def test_evaluation_reports_every_metric_over_the_whole_eval_set():
-  trainer, _ = build_trainer(tiny_task("electra"), tf.distribute.get_strategy(),
+  trainer, _ = pretraining_trainer(tiny_task("electra"), tf.distribute.get_strategy(),
                              pretraining_examples(16), eval_examples=pretraining_examples(10))
   trainer.train(tf.constant(2))
   output = trainer.evaluate(tf.constant(-1))
@@ -98,7 +98,7 @@ def test_evaluation_reports_every_metric_over_the_whole_eval_set():
 def test_mixed_precision_trains_with_float32_losses(policy):
   try:
     precision.set_precision_policy(policy)
-    trainer, _ = build_trainer(tiny_task("bert"), tf.distribute.get_strategy(),
+    trainer, _ = pretraining_trainer(tiny_task("bert"), tf.distribute.get_strategy(),
                                pretraining_examples(16), learning_rate=3e-3,
                                precision_policy=policy)
     first = trainer.train(tf.constant(3))

@@ -19,9 +19,9 @@ from bench.transformers_peer import pytorch_name_and_value
 from modeling.bert import BertPretrainer
 from modeling.electra import ElectraPretrainer
 from modeling.electra_hp import ElectraHpPretrainer
-from modeling.encoder_config import encoder_config
 from modeling.script import ScriptPretrainer
 from modeling.teams import TeamsPretrainer
+from tests.kit.encoders import tiny_encoder
 
 VOCAB = 50
 
@@ -78,12 +78,6 @@ def all_positions(inputs) -> tf.Tensor:
   return tf.tile(tf.range(seq)[tf.newaxis], [batch, 1])
 
 
-def tiny_config(**overrides):
-  """The "tiny" preset (L2 H32 A2 E16) over VOCAB word pieces, dropout off."""
-  return encoder_config("tiny", vocab_size=VOCAB, overrides=dict(
-      dropout_rate=0.0, attention_dropout_rate=0.0, **overrides))
-
-
 def our_outputs(part, inputs):
   """(sequence output, head logits or None) of one part; builds it on first call."""
   sequence = part.encoder(inputs, training=False)["sequence_output"]
@@ -96,9 +90,10 @@ def our_outputs(part, inputs):
 
 # A tiny model of every objective (BERT with E == H, as BertForMaskedLM needs).
 MODELS = {
-    "electra": lambda: ElectraPretrainer(tiny_config(), generator_width_multiplier=0.5),
-    "electra_hp": lambda: ElectraHpPretrainer(tiny_config(), generator_width_multiplier=0.5),
-    "teams": lambda: TeamsPretrainer(tiny_config(num_layers=2)),
-    "script": lambda: ScriptPretrainer(tiny_config()),
-    "bert": lambda: BertPretrainer(tiny_config(embedding_size=32)),
+    "electra": lambda: ElectraPretrainer(tiny_encoder(VOCAB), generator_width_multiplier=0.5),
+    "electra_hp": lambda: ElectraHpPretrainer(tiny_encoder(VOCAB),
+                                              generator_width_multiplier=0.5),
+    "teams": lambda: TeamsPretrainer(tiny_encoder(VOCAB, num_layers=2)),
+    "script": lambda: ScriptPretrainer(tiny_encoder(VOCAB)),
+    "bert": lambda: BertPretrainer(tiny_encoder(VOCAB, embedding_size=32)),
 }

@@ -1,26 +1,30 @@
-"""Tiny tasks and models (random weights) for the export tests: SCRIPT, GLUE MRPC, SQuAD v2."""
+"""Tiny tasks and models (random weights) for the export tests: SCRIPT, GLUE MRPC, SQuAD v2.
+
+The encoder is `tiny_encoder` over the data/sample vocabulary with 64 positions; inputs are
+SEQ = 32 long.
+"""
 import json
 import os
 
 import tensorflow as tf
 
-from modeling.encoder_config import encoder_config
 from modeling.script import ScriptPretrainer
 from tasks.finetuning_task import FinetuningData
 from tasks.glue_task import GlueTask
 from tasks.pretraining_task import PretrainingData
 from tasks.script_pretraining import ScriptPretrainingTask
 from tasks.squad_task import SquadTask
+from tests.kit.encoders import SAMPLE_VOCAB_SIZE
+from tests.kit.encoders import tiny_encoder
+from tests.kit.paths import SAMPLE_VOCAB as VOCAB_FILE
 
-REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-VOCAB_FILE = os.path.join(REPO, "data", "sample", "vocab.txt")
-VOCAB_SIZE, SEQ = 7669, 32
+SEQ = 32
 MAX_QUERY_LENGTH = 8
 
 
-def tiny_config():
-  return encoder_config("tiny", vocab_size=VOCAB_SIZE, overrides=dict(
-      dropout_rate=0.0, attention_dropout_rate=0.0, max_sequence_length=64))
+def _encoder():
+  """tiny_encoder over the sample vocabulary, with 64 positions."""
+  return tiny_encoder(SAMPLE_VOCAB_SIZE, max_sequence_length=64)
 
 
 def write_meta_data(data_dir, **meta_data):
@@ -35,7 +39,7 @@ def write_meta_data(data_dir, **meta_data):
 
 def script_task():
   data = PretrainingData(seq_length=SEQ, max_predictions_per_seq=4)
-  return ScriptPretrainingTask(tiny_config(), data, seed=1)
+  return ScriptPretrainingTask(_encoder(), data, seed=1)
 
 
 def glue_task(tmp_dir, task_name="mrpc"):
@@ -43,13 +47,13 @@ def glue_task(tmp_dir, task_name="mrpc"):
   regression = task_name == "stsb"
   data = write_meta_data(os.path.join(tmp_dir, task_name), task=task_name,
                          labels=[] if regression else ["0", "1"], is_regression=regression)
-  return GlueTask(tiny_config(), data, task_name=task_name, seed=2)
+  return GlueTask(_encoder(), data, task_name=task_name, seed=2)
 
 
 def squad_task(tmp_dir):
   data = write_meta_data(os.path.join(tmp_dir, "squad"), task="squad_v2", version="v2.0",
                          doc_stride=128, max_query_length=MAX_QUERY_LENGTH)
-  return SquadTask(tiny_config(), data, seed=3, head_inner_size=16, beam_size=5,
+  return SquadTask(_encoder(), data, seed=3, head_inner_size=16, beam_size=5,
                    max_answer_length=6, null_threshold=1e9)
 
 

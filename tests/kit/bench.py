@@ -5,7 +5,8 @@ import subprocess
 import sys
 from typing import List
 
-REPO_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from tests.kit.paths import REPO_ROOT
+
 # Gin bindings that shrink a paper config to a one-layer tiny model with a 64-id vocabulary.
 TINY_ONE_LAYER = ["encoder_config.size = 'tiny'", "encoder_config.vocab_size = 64",
                   "encoder_config.overrides = {'num_layers': 1}"]

@@ -1,16 +1,12 @@
-"""Shared helpers of the data tests: sample paths, a tiny job run, reading records back."""
-import os
-
+"""The data tests' pretraining-data job on the tiny corpus, and reading its records back."""
 import numpy as np
 import tensorflow as tf
 
 from data import create_pretraining_data
 from data import shard_files
+from tests.kit.paths import SAMPLE_VOCAB
+from tests.kit.paths import TINY_CORPUS
 
-SAMPLE_DIR = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(
-    os.path.abspath(__file__)))), "data", "sample")
-TINY_CORPUS = os.path.join(SAMPLE_DIR, "kjv_tiny.txt")
-SAMPLE_VOCAB = os.path.join(SAMPLE_DIR, "vocab.txt")
 SEQ_LENGTH = 64
 MAX_PREDICTIONS = 10
 DUPE_FACTOR = 40

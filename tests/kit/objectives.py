@@ -1,4 +1,8 @@
-"""Tiny tasks on data/sample records, shared by the TEAMS / ELECTRA-HP / SCRIPT task tests."""
+"""Tiny tasks on data/sample records and a few steps of training, for the objective tests.
+
+The records are seq 32, 5 predictions, batches of 4; `sample_encoder` is the encoder to
+pair them with.
+"""
 import atexit
 import functools
 import itertools
@@ -11,18 +15,12 @@ import tensorflow as tf
 import tf_keras
 
 from data import create_pretraining_data
-from modeling.encoder_config import encoder_config
 from tasks.pretraining_task import PretrainingData
+from tests.kit import paths
+from tests.kit.encoders import SAMPLE_VOCAB_SIZE
+from tests.kit.encoders import tiny_encoder
 
-SAMPLE_DIR = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(
-    os.path.abspath(__file__)))), "data", "sample")
-SAMPLE_VOCAB = os.path.join(SAMPLE_DIR, "vocab.txt")
 SEQ, PREDICTIONS, BATCH = 32, 5, 4
-
-
-def sample_vocab_size():
-  with open(SAMPLE_VOCAB, encoding="utf-8") as f:
-    return sum(1 for _ in f)
 
 
 @functools.lru_cache(maxsize=None)
@@ -31,19 +29,19 @@ def sample_records():
   output_dir = tempfile.mkdtemp(prefix="objective_records_")
   atexit.register(shutil.rmtree, output_dir, ignore_errors=True)
   create_pretraining_data.run(
-      input_files=os.path.join(SAMPLE_DIR, "kjv_tiny.txt"), vocab_file=SAMPLE_VOCAB,
+      input_files=paths.TINY_CORPUS, vocab_file=paths.SAMPLE_VOCAB,
       output_dir=output_dir, max_seq_length=SEQ, max_predictions_per_seq=PREDICTIONS,
       dupe_factor=1, num_shards=1, seed=3, mask_strategy="bert")
   return os.path.join(output_dir, "*.tfrecord")
 
 
-def tiny_encoder(vocab_size=None, **overrides):
-  """The "tiny" preset over the sample vocab (or `vocab_size`), with layer overrides."""
-  return encoder_config("tiny", vocab_size=vocab_size or sample_vocab_size(),
-                        overrides=overrides or None)
+def sample_encoder(**overrides):
+  """`tiny_encoder` over the sample vocabulary, the preset's dropout kept."""
+  return tiny_encoder(SAMPLE_VOCAB_SIZE, dropout_rate=None, **overrides)
 
 
 def tiny_data():
+  """PretrainingData over `sample_records` (seq 32, 5 predictions, batches of 4)."""
   return PretrainingData(train_file_pattern=sample_records(), seq_length=SEQ,
                          max_predictions_per_seq=PREDICTIONS, train_batch_size=BATCH,
                          eval_batch_size=BATCH)
@@ -52,6 +50,15 @@ def tiny_data():
 def sample_batches(task, num_batches=2):
   """The first training batches of the task's own input pipeline."""
   return list(task.build_inputs(is_training=True).take(num_batches))
+
+
+def initial_step_result(task):
+  """The task's StepResult (losses, metric updates) of a new model on the first sample batch:
+  model inputs built as for training, the model run in inference mode."""
+  model = task.build_model()
+  batch = sample_batches(task, 1)[0]
+  outputs = model(task.model_inputs(batch, tf.constant(0), training=True), training=False)
+  return task.compute_losses(batch, outputs)
 
 
 def run_steps(task, num_steps, learning_rate=3e-3, batches=None, step_values=None):
