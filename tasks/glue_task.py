@@ -29,7 +29,7 @@ from tasks import glue_metrics
 from tasks.finetuning_task import FinetuningData
 from tasks.finetuning_task import FinetuningTask
 from tasks.glue_submission import write_submission
-from tasks.pretraining_task import StepResult
+from tasks.protocol import StepResult
 
 
 @gin.configurable

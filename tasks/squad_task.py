@@ -28,7 +28,7 @@ from tasks import squad_postprocess
 from tasks import squad_scoring
 from tasks.finetuning_task import FinetuningData
 from tasks.finetuning_task import FinetuningTask
-from tasks.pretraining_task import StepResult
+from tasks.protocol import StepResult
 
 
 @gin.configurable
