@@ -17,7 +17,8 @@ def scratch_registry(monkeypatch):
 
 
 def test_every_paper_objective_is_registered_with_small_and_base_configs():
-  assert registry.names() == PAPER_OBJECTIVES
+  assert set(PAPER_OBJECTIVES) <= set(registry.names())
+  assert list(registry.names()) == sorted(registry.names())
   for name in PAPER_OBJECTIVES:
     assert registry.objective(name).sizes()[:2] == ("small", "base"), name
   assert registry.objective("electra").sizes() == ("small", "base", "large")
