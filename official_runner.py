@@ -32,17 +32,15 @@ REPO_ROOT = os.path.dirname(os.path.abspath(__file__))
 
 
 def register_configurables():
-  """Imports every module that defines gin configurables, so bindings can be checked."""
+  """Imports every module that defines gin configurables, so bindings can be checked: the
+  registered objectives' task modules (tasks/registry.py) and the training configs."""
   # pylint: disable=g-import-not-at-top,unused-import
   import modeling.encoder_config
   import modeling.transformer_encoder
-  import tasks.bert_pretraining
-  import tasks.electra_hp_pretraining
-  import tasks.electra_pretraining
-  import tasks.script_pretraining
-  import tasks.teams_pretraining
+  from tasks import registry
   import training.experiment
   import training.optimization
+  registry.import_task_modules()
 
 
 def parse_config(gin_files, gin_params):

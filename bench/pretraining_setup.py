@@ -1,13 +1,12 @@
 """The one place the benchmarks build a pretraining task and the runner's trainer.
 
-A benchmark names an objective and a size (the paper config
+A benchmark names a registered objective (tasks/registry.py) and a size (the paper config
 configs/pretrain/<objective>_<size>.gin), a batch and a sequence length; `build_task` parses
 that config with those shapes, and `build_trainer` builds what `official_runner.py` would
 (strategy, precision policy, model, the config's optimizer, PretrainingTrainer with its
 clipping and guarded update) on repeated synthetic batches, or on any dataset function.
 """
 import math
-import os
 from typing import Callable, Dict, Optional, Sequence
 
 from absl import flags
@@ -17,6 +16,7 @@ import tensorflow as tf
 import tf_keras
 
 import official_runner
+from tasks import registry
 from training import distribution
 from training import precision as precision_lib
 from training.experiment import RuntimeConfig
@@ -24,8 +24,8 @@ from training.experiment import TrainerConfig
 from training.optimization import create_optimizer
 from training.trainer import PretrainingTrainer
 
-OBJECTIVES = ("bert", "electra", "teams", "electra_hp_loss", "electra_hp_dist", "script")
-SIZES = ("small", "base")
+OBJECTIVES = registry.names()
+SIZES = ("small", "base")  # every objective has both
 # The configs' rule (configs/pretrain/*.gin): max_predictions_per_seq = ceil(0.15 * seq).
 MASKED_FRACTION = 0.15
 
@@ -49,11 +49,8 @@ def define_objectives_flag():
 
 
 def config_file(objective: str, size: str) -> str:
-  path = os.path.join(official_runner.REPO_ROOT, "configs", "pretrain",
-                      f"{objective}_{size}.gin")
-  if not os.path.exists(path):
-    raise ValueError(f"No config for --objective={objective} --size={size}: {path} is missing")
-  return path
+  """configs/pretrain/<objective>_<size>.gin; ValueError for an unknown objective or size."""
+  return registry.objective(objective).config_file(size)
 
 
 def masked_positions(seq_length: int) -> int:
@@ -77,8 +74,6 @@ def build_task(objective: str, size: str, batch_size: int, seq_length: int,
   Returns:
     The PretrainingTask.
   """
-  if objective not in OBJECTIVES:
-    raise ValueError(f"Unknown objective {objective!r}; choose one of {OBJECTIVES}")
   return task_from_gin([config_file(objective, size)], [
       f"PretrainingData.seq_length = {seq_length}",
       f"PretrainingData.max_predictions_per_seq = {masked_positions(seq_length)}",

@@ -1,6 +1,7 @@
 """BERT-style masked-language-model pretrainer: one encoder and a tied MLM head."""
 import tf_keras
 
+from modeling import model_parts
 from modeling.encoder_config import EncoderConfig
 from modeling.masked_lm_head import MaskedLMHead
 from modeling.transformer_encoder import TransformerEncoder
@@ -28,6 +29,11 @@ class BertPretrainer(tf_keras.Model):
     self.masked_lm_head = MaskedLMHead(
         self.encoder.embedding_network, initializer_range=config.initializer_range,
         norm_epsilon=config.norm_epsilon, name="masked_lm_head")
+
+  def exported_parts(self):
+    """The encoder with its MLM head, as BertForMaskedLM (modeling/model_parts.py)."""
+    return [model_parts.ModelPart("bert", model_parts.BERT_FOR_MASKED_LM, self.encoder,
+                                  self.masked_lm_head)]
 
   def call(self, inputs, training=None):
     encoder_inputs = {name: inputs[name]

@@ -4,6 +4,7 @@ import tf_keras
 
 from modeling.encoder_config import EncoderConfig
 from modeling.generator_discriminator import build_generator
+from modeling import model_parts
 from modeling.masked_lm_head import MaskedLMHead
 from modeling.rtd_head import RTDHead
 from modeling.sampling import categorical_sample
@@ -62,6 +63,14 @@ class ElectraPretrainer(tf_keras.Model):
         norm_epsilon=config.norm_epsilon, name="generator_mlm_head")
     self.rtd_head = RTDHead(config.hidden_size, initializer_range=config.initializer_range,
                             name="rtd_head")
+
+  def exported_parts(self):
+    """The discriminator with its RTD head, then the generator with its MLM head
+    (modeling/model_parts.py)."""
+    return [model_parts.ModelPart("discriminator", model_parts.ELECTRA_FOR_PRETRAINING,
+                                  self.encoder, self.rtd_head),
+            model_parts.ModelPart("generator", model_parts.ELECTRA_FOR_MASKED_LM,
+                                  self.generator, self.generator_mlm_head)]
 
   def call(self, inputs, training=None):
     encoder_inputs = {name: inputs[name]

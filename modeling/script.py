@@ -22,6 +22,7 @@ import tensorflow as tf
 import tf_keras
 
 from modeling.encoder_config import EncoderConfig
+from modeling import model_parts
 from modeling.masked_lm_head import MaskedLMHead
 from modeling.sampling import fold_in_seeds
 from modeling.sampling import gumbel_noise
@@ -77,6 +78,12 @@ class ScriptPretrainer(tf_keras.Model):
     self.masked_lm_head = MaskedLMHead(
         self.encoder.embedding_network, initializer_range=config.initializer_range,
         norm_epsilon=config.norm_epsilon, name="masked_lm_head")
+
+  def exported_parts(self):
+    """The one encoder with its MLM head (generator and critic), as ElectraForMaskedLM
+    (modeling/model_parts.py)."""
+    return [model_parts.ModelPart("discriminator", model_parts.ELECTRA_FOR_MASKED_LM,
+                                  self.encoder, self.masked_lm_head)]
 
   def vocabulary_logits(self, inputs, training=None) -> tf.Tensor:
     """Softmax logits s_t at every position of `inputs`, float32 [batch, seq, vocab]."""

@@ -27,6 +27,7 @@ from modeling.candidate_sampling import negative_candidates
 from modeling.candidate_sampling import shuffled_candidate_set
 from modeling.encoder_config import EncoderConfig
 from modeling.generator_discriminator import build_generator
+from modeling import model_parts
 from modeling.masked_lm_head import MaskedLMHead
 from modeling.rtd_head import RTDHead
 from modeling.sampling import categorical_sample
@@ -107,6 +108,14 @@ class TeamsPretrainer(tf_keras.Model):
     self.mws_head = MaskedLMHead(
         self.encoder.embedding_network, initializer_range=config.initializer_range,
         norm_epsilon=config.norm_epsilon, name="mws_head")
+
+  def exported_parts(self):
+    """The discriminator with its MWS head (the branch the paper transfers), then the
+    generator; the RTD branch has no transformers counterpart (modeling/model_parts.py)."""
+    return [model_parts.ModelPart("discriminator", model_parts.ELECTRA_FOR_MASKED_LM,
+                                  self.encoder, self.mws_head),
+            model_parts.ModelPart("generator", model_parts.ELECTRA_FOR_MASKED_LM,
+                                  self.generator, self.generator_mlm_head)]
 
   def _task_agnostic_output(self, encoder_output):
     """Output of layer L - k, [batch, seq, hidden] (the embeddings when L = k)."""

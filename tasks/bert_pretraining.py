@@ -1,16 +1,18 @@
 """BERT-style masked-language-model pretraining (the baseline objective)."""
-from typing import Dict, Mapping
+from typing import Dict, List, Mapping
 
 import gin
 import tensorflow as tf
 import tf_keras
 
 from modeling.bert import BertPretrainer
+from modeling import flop_count
 from modeling.encoder_config import EncoderConfig
 from modeling.losses import masked_lm_loss
 from tasks.pretraining_task import PretrainingData
 from tasks.pretraining_task import PretrainingTask
-from tasks.pretraining_task import StepResult
+from tasks.protocol import StepResult
+from tasks.registry import register
 
 
 def masked_lm_accuracy_update(batch: Mapping[str, tf.Tensor],
@@ -44,3 +46,15 @@ class BertPretrainingTask(PretrainingTask):
         total_loss=loss, losses={"total_loss": loss, "masked_lm_loss": loss},
         metric_updates={"masked_lm_accuracy": masked_lm_accuracy_update(
             batch, outputs["mlm_logits"])})
+
+
+def bert_flop_terms(task: BertPretrainingTask) -> List[flop_count.FlopTerm]:
+  """Encoder + MLM head at the masked positions + the MLM loss (per sequence)."""
+  config, positions = task.encoder_config, task.data.max_predictions_per_seq
+  return (flop_count.encoder_terms(config, task.data.seq_length, "encoder") +
+          flop_count.masked_lm_head_terms(config.hidden_size, config, positions,
+                                          "masked_lm_head") +
+          [flop_count.mlm_loss(positions, config.vocab_size)])
+
+
+register("bert", BertPretrainingTask, flop_terms=bert_flop_terms)

@@ -1,21 +1,26 @@
 """ELECTRA-HP pretraining: focal-loss generator, hardness-predicting sampler, RTD."""
-from typing import Dict, Optional, Union
+import dataclasses
+from typing import Dict, List, Optional, Union
 
 import gin
 import tensorflow as tf
 import tf_keras
 
+from modeling import flop_count
 from modeling.electra_hp import ElectraHpPretrainer
 from modeling.electra_hp import hardness_feedback
 from modeling.encoder_config import EncoderConfig
+from modeling.encoder_config import scaled_config
 from modeling.focal_loss import focal_cross_entropy
 from modeling.hardness_sampling import HARDNESS_METHODS
 from modeling.hardness_sampling import HP_LOSS
 from modeling.losses import weighted_mean
 from tasks.correlation_metric import PearsonCorrelation
+from tasks.electra_pretraining import electra_flop_terms
 from tasks.electra_pretraining import ElectraPretrainingTask
 from tasks.pretraining_task import PretrainingData
-from tasks.pretraining_task import StepResult
+from tasks.protocol import StepResult
+from tasks.registry import register
 
 # The paper's lambda_1 for each sampling head (section 5.1).
 DEFAULT_SAMPLING_HEAD_WEIGHTS = {"hp_loss": 5.0, "hp_dist": 1.0}
@@ -128,3 +133,43 @@ class ElectraHpPretrainingTask(ElectraPretrainingTask):
         losses=dict(electra.losses, total_loss=total_loss, focal_mlm_loss=focal_mlm_loss,
                     sampling_head_loss=sampling_head_loss),
         metric_updates=metric_updates)
+
+
+def electra_hp_flop_terms(task: ElectraHpPretrainingTask) -> List[flop_count.FlopTerm]:
+  """ELECTRA's terms + the sampling head, the focal loss and the sampling distribution of
+  `hardness_method` (per sequence)."""
+  config, positions = task.encoder_config, task.data.max_predictions_per_seq
+  vocab = config.vocab_size
+  generator = scaled_config(config, width_multiplier=task.generator_width_multiplier)
+  terms = electra_flop_terms(task)
+  terms += flop_count.masked_lm_head_terms(generator.hidden_size, config, positions,
+                                           "sampling_head")
+  # The generator trains on the focal loss; ELECTRA's cross-entropy is only reported.
+  terms = [dataclasses.replace(t, backward_multiplier=flop_count.NO_GRADIENT)
+           if t.name == "mlm_loss_softmax" else t for t in terms]
+  softmax = flop_count.SOFTMAX_FLOPS
+  terms.append(flop_count.vocabulary_work("focal_loss_log_softmax", positions, vocab, softmax,
+                                          trained=True))
+  if task.hardness_method == HP_LOSS:
+    # p_S ~ p_G * L_hat_D: log-softmax, log L_hat_D, add, log-softmax (no gradient); then
+    # L_hat_D again (exp of it) for the correlation metric.
+    log_softplus = flop_count.LOG_SOFTPLUS_FLOPS
+    terms += [flop_count.vocabulary_work("hp_loss_sampling_distribution", positions, vocab,
+                                         2 * softmax + log_softplus + 1, trained=False),
+              flop_count.vocabulary_work("hp_loss_estimated_losses", positions, vocab,
+                                         log_softplus + 1, trained=False)]
+  else:
+    # p_S = softmax of the head (sampled, no gradient); its loss: log p_S (trained) and
+    # log p_G (inside the stop-gradient importance ratio).
+    terms += [flop_count.vocabulary_work("hp_dist_sampling_distribution", positions, vocab,
+                                         softmax, trained=False),
+              flop_count.vocabulary_work("hp_dist_head_loss_log_softmax", positions, vocab,
+                                         softmax, trained=True),
+              flop_count.vocabulary_work("hp_dist_importance_ratio", positions, vocab,
+                                         softmax, trained=False)]
+  return terms
+
+
+# One class, two objectives: the configs set hardness_method.
+register("electra_hp_loss", ElectraHpPretrainingTask, flop_terms=electra_hp_flop_terms)
+register("electra_hp_dist", ElectraHpPretrainingTask, flop_terms=electra_hp_flop_terms)

@@ -1,12 +1,14 @@
 """ELECTRA pretraining: generator MLM + discriminator replaced-token detection."""
-from typing import Dict
+from typing import Dict, List
 
 import gin
 import tensorflow as tf
 import tf_keras
 
+from modeling import flop_count
 from modeling.electra import ElectraPretrainer
 from modeling.encoder_config import EncoderConfig
+from modeling.encoder_config import scaled_config
 from modeling.losses import masked_lm_loss
 from modeling.losses import replaced_token_detection_loss
 from modeling.sampling import example_seeds
@@ -14,7 +16,8 @@ from tasks.bert_pretraining import masked_lm_accuracy_update
 from tasks.pretraining_task import global_example_indices
 from tasks.pretraining_task import PretrainingData
 from tasks.pretraining_task import PretrainingTask
-from tasks.pretraining_task import StepResult
+from tasks.protocol import StepResult
+from tasks.registry import register
 
 TRAIN_STREAM, EVAL_STREAM = 0, 1
 DISCRIMINATOR_METRICS = ("disc_accuracy", "disc_precision", "disc_recall", "disc_auc")
@@ -108,3 +111,36 @@ class ElectraPretrainingTask(PretrainingTask):
         total_loss=total_loss,
         losses=dict(total_loss=total_loss, masked_lm_loss=mlm_loss, disc_loss=disc_loss),
         metric_updates=metric_updates)
+
+
+def generator_and_discriminator_flop_terms(task: ElectraPretrainingTask,
+                                           generator: EncoderConfig
+                                           ) -> List[flop_count.FlopTerm]:
+  """Generator + its MLM head and loss + one categorical draw + the discriminator encoder.
+
+  The generator is a full encoder at its own width that re-embeds its input with the
+  shared tables (TEAMS' computes its shared layers itself).
+  """
+  config, seq = task.encoder_config, task.data.seq_length
+  positions, vocab = task.data.max_predictions_per_seq, task.encoder_config.vocab_size
+  terms = (flop_count.encoder_terms(generator, seq, "generator") +
+           flop_count.masked_lm_head_terms(generator.hidden_size, config, positions,
+                                           "generator_mlm_head") +
+           [flop_count.mlm_loss(positions, vocab),
+            flop_count.categorical_sampling("replacement_sampling", positions, vocab)])
+  if task.disallow_correct:
+    terms.append(flop_count.vocabulary_work("disallow_correct", positions, vocab, 1,
+                                            trained=False))
+  return terms + flop_count.encoder_terms(config, seq, "discriminator")
+
+
+def electra_flop_terms(task: ElectraPretrainingTask) -> List[flop_count.FlopTerm]:
+  """Generator and discriminator + the RTD head at every position (per sequence)."""
+  generator = scaled_config(task.encoder_config,
+                            width_multiplier=task.generator_width_multiplier)
+  return (generator_and_discriminator_flop_terms(task, generator) +
+          flop_count.rtd_head_terms(task.encoder_config.hidden_size, task.data.seq_length,
+                                    "rtd_head"))
+
+
+register("electra", ElectraPretrainingTask, flop_terms=electra_flop_terms)

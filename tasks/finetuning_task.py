@@ -30,7 +30,7 @@ from data.create_finetuning_data import read_meta_data
 from data.finetuning_records import batch_for_replicas
 from data.finetuning_records import read_records
 from modeling.encoder_config import EncoderConfig
-from tasks.pretraining_task import StepResult
+from tasks.protocol import StepResult
 from training.finetuning_trainer import FinetuningTrainer
 from training.layerwise_decay import layerwise_lr_multipliers
 

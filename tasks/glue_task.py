@@ -29,7 +29,9 @@ from tasks import glue_metrics
 from tasks.finetuning_task import FinetuningData
 from tasks.finetuning_task import FinetuningTask
 from tasks.glue_submission import write_submission
-from tasks.pretraining_task import StepResult
+from tasks.protocol import SavedModelExport
+from tasks.protocol import SENTENCE_PREDICTION
+from tasks.protocol import StepResult
 
 
 @gin.configurable
@@ -87,6 +89,10 @@ class GlueTask(FinetuningTask):
                                   initializer_range=config.initializer_range, name="head")
     return SentencePredictionModel(TransformerEncoder(config, name="encoder"), head,
                                    name="sentence_prediction")
+
+  def saved_model_export(self) -> SavedModelExport:
+    """`glue_<task name>`: text in, scores out (training/export_glue.py)."""
+    return SavedModelExport(f"glue_{self.spec.name}", SENTENCE_PREDICTION, needs_vocab=True)
 
   def build_metrics(self) -> Dict[str, tf_keras.metrics.Metric]:
     """Training accuracy (0-100, like the evaluation metrics) for classification tasks."""

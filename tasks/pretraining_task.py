@@ -1,17 +1,7 @@
-"""What the training loop needs from a pretraining objective: the Task base class.
+"""The base class of the pretraining objectives (the Task protocol of tasks/protocol.py).
 
-An objective is one model file in modeling/ and one small subclass here. The loop in
-training/ calls, per step (inside a replica context):
-
-  inputs = task.model_inputs(batch, step, training=True)   # adds e.g. sampling seeds
-  outputs = model(inputs, training=True)
-  result = task.compute_losses(batch, outputs)              # a StepResult
-  ... gradients of result.total_loss, guarded update ...
-  for name, update in result.metric_updates.items():
-    metrics[name].update_state(**update)
-
-Losses are this replica's share of the global-batch average (see modeling/losses.py), so
-summing them over replicas gives the global value whatever the split.
+An objective is one model file in modeling/ and one small subclass here, registered with
+tasks/registry.py next to it.
 """
 import abc
 import dataclasses
@@ -23,6 +13,8 @@ import tf_keras
 
 from data import masking
 from modeling.encoder_config import EncoderConfig
+from tasks.protocol import SavedModelExport
+from tasks.protocol import StepResult
 
 MASKING = ("static", "dynamic")
 INPUT_SPLITS = ("files", "global_batch")
@@ -95,20 +87,6 @@ class PretrainingData:
             "'dynamic' or leave it out.")
 
 
-@dataclasses.dataclass
-class StepResult:
-  """What `compute_losses` returns for one (per-replica) batch.
-
-  Attributes:
-    total_loss: float32 scalar to differentiate (this replica's share).
-    losses: name -> float32 scalar share of each reported loss, `total_loss` included.
-    metric_updates: metric name -> keyword arguments of its `update_state`.
-  """
-  total_loss: tf.Tensor
-  losses: Dict[str, tf.Tensor]
-  metric_updates: Dict[str, Dict[str, tf.Tensor]]
-
-
 def global_example_indices(batch_size: tf.Tensor) -> tf.Tensor:
   """Indices in the global batch of this replica's examples, int32 [batch_size].
 
@@ -157,8 +135,16 @@ class PretrainingTask(abc.ABC):
     self.data = data
     self.seed = seed
 
+  @property
+  def seq_length(self) -> int:
+    return self.data.seq_length
+
   def global_batch_size(self, is_training: bool) -> int:
     return self.data.train_batch_size if is_training else self.data.eval_batch_size
+
+  def saved_model_export(self) -> SavedModelExport:
+    """The kept encoder (`model.encoder`), as `encoder`."""
+    return SavedModelExport("encoder")
 
   def build_inputs(self, is_training: bool,
                    input_context: Optional[tf.distribute.InputContext] = None

@@ -1,11 +1,17 @@
 """SCRIPT pretraining: one encoder, MLM on the masked input + self-critic RTD on its samples."""
+from typing import List
+
 import gin
 import tf_keras
 
+from modeling import flop_count
 from modeling.encoder_config import EncoderConfig
 from modeling.script import ScriptPretrainer
 from tasks.electra_pretraining import ElectraPretrainingTask
 from tasks.pretraining_task import PretrainingData
+from tasks.protocol import SCORING_ENCODER
+from tasks.protocol import SavedModelExport
+from tasks.registry import register
 
 
 @gin.configurable
@@ -39,3 +45,34 @@ class ScriptPretrainingTask(ElectraPretrainingTask):
   def build_model(self) -> tf_keras.Model:
     return ScriptPretrainer(self.encoder_config, gumbel_temperature=self.gumbel_temperature,
                             name="script_pretrainer")
+
+  def saved_model_export(self) -> SavedModelExport:
+    """The encoder with `score` (its pseudo-log-likelihood, training/export_script.py)."""
+    return SavedModelExport("encoder", SCORING_ENCODER)
+
+
+def script_flop_terms(task: ScriptPretrainingTask) -> List[flop_count.FlopTerm]:
+  """The one encoder twice: on the masked input (MLM head at the masked positions, a
+  Gumbel-softmax draw) and on the sampled one (MLM head at every position for the critic's
+  logsumexp), per sequence."""
+  config, seq = task.encoder_config, task.data.seq_length
+  positions = task.data.max_predictions_per_seq
+  vocab = config.vocab_size
+  # Gumbel-softmax draw: log-softmax, noise, add and divide, log-softmax, then a categorical
+  # draw from the relaxed distribution.
+  gumbel_softmax = (2 * flop_count.SOFTMAX_FLOPS + flop_count.GUMBEL_NOISE_FLOPS + 2 +
+                    flop_count.CATEGORICAL_SAMPLE_FLOPS)
+  return (flop_count.encoder_terms(config, seq, "encoder_masked_input") +
+          flop_count.masked_lm_head_terms(config.hidden_size, config, positions,
+                                          "mlm_head_masked") +
+          [flop_count.mlm_loss(positions, vocab),
+           flop_count.vocabulary_work("gumbel_softmax_sampling", positions, vocab,
+                                      gumbel_softmax, trained=False)] +
+          flop_count.encoder_terms(config, seq, "encoder_sampled_input") +
+          flop_count.masked_lm_head_terms(config.hidden_size, config, seq,
+                                          "mlm_head_every_position") +
+          [flop_count.vocabulary_work("critic_logsumexp", seq, vocab,
+                                      flop_count.LOGSUMEXP_FLOPS, trained=True)])
+
+
+register("script", ScriptPretrainingTask, flop_terms=script_flop_terms)

@@ -28,7 +28,9 @@ from tasks import squad_postprocess
 from tasks import squad_scoring
 from tasks.finetuning_task import FinetuningData
 from tasks.finetuning_task import FinetuningTask
-from tasks.pretraining_task import StepResult
+from tasks.protocol import QUESTION_ANSWERING
+from tasks.protocol import SavedModelExport
+from tasks.protocol import StepResult
 
 
 @gin.configurable
@@ -96,6 +98,10 @@ class SquadTask(FinetuningTask):
                          initializer_range=config.initializer_range, name="head")
     return QuestionAnsweringModel(TransformerEncoder(config, name="encoder"), head,
                                   name="question_answering")
+
+  def saved_model_export(self) -> SavedModelExport:
+    """`squad`: question and context in, answer spans out (training/export_squad.py)."""
+    return SavedModelExport("squad", QUESTION_ANSWERING, needs_vocab=True)
 
   def compute_losses(self, batch: Mapping[str, tf.Tensor],
                      outputs: Mapping[str, tf.Tensor]) -> StepResult:

@@ -1,16 +1,20 @@
 """TEAMS pretraining: ELECTRA's MLM + RTD plus multi-word selection."""
-from typing import Dict, Optional
+from typing import Dict, List, Optional
 
 import gin
 import tensorflow as tf
 import tf_keras
 
+from modeling import flop_count
 from modeling.encoder_config import EncoderConfig
+from modeling.encoder_config import scaled_config
 from modeling.losses import masked_lm_loss
 from modeling.teams import TeamsPretrainer
 from tasks.electra_pretraining import ElectraPretrainingTask
+from tasks.electra_pretraining import generator_and_discriminator_flop_terms
 from tasks.pretraining_task import PretrainingData
-from tasks.pretraining_task import StepResult
+from tasks.protocol import StepResult
+from tasks.registry import register
 
 
 @gin.configurable
@@ -75,3 +79,31 @@ class TeamsPretrainingTask(ElectraPretrainingTask):
     return StepResult(total_loss=total_loss,
                       losses=dict(electra.losses, total_loss=total_loss, mws_loss=mws_loss),
                       metric_updates=metric_updates)
+
+
+def teams_flop_terms(task: TeamsPretrainingTask) -> List[flop_count.FlopTerm]:
+  """ELECTRA's generator and discriminator, the K negatives' sampling, the RTD branch's
+  extra layers and projection, and the MWS head over K + 1 candidates (per sequence)."""
+  config, seq = task.encoder_config, task.data.seq_length
+  positions = task.data.max_predictions_per_seq
+  generator = scaled_config(config, depth_multiplier=task.generator_depth_multiplier)
+  candidates = task.num_negatives + 1
+  terms = generator_and_discriminator_flop_terms(task, generator)
+  # K negatives: log-softmax, (Gumbel noise + add when sampled), exclude the original, top-k.
+  negatives_per_element = flop_count.SOFTMAX_FLOPS + 1 + 1
+  if task.negative_strategy == "sampled":
+    negatives_per_element += flop_count.GUMBEL_NOISE_FLOPS + 1
+  terms.append(flop_count.vocabulary_work("negative_sampling", positions, config.vocab_size,
+                                          negatives_per_element, trained=False))
+  for index in range(task.num_task_specific_layers):
+    terms += flop_count.transformer_layer_terms(config, seq, f"rtd_branch/layer_{index}")
+  terms += flop_count.rtd_head_terms(config.hidden_size, seq, "rtd_branch/projection")
+  terms += flop_count.lm_transform_terms(config.hidden_size, config.embedding_size, positions,
+                                         "mws_head")
+  terms += [flop_count.matmul("mws_head/candidate_logits", positions, config.embedding_size,
+                              candidates),
+            flop_count.elementwise("mws_head/candidate_bias", positions * candidates, 1)]
+  return terms
+
+
+register("teams", TeamsPretrainingTask, flop_terms=teams_flop_terms)

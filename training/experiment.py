@@ -13,7 +13,7 @@ import orbit
 import tensorflow as tf
 import tf_keras
 
-from tasks.pretraining_task import PretrainingTask
+from tasks.protocol import Task
 from training import distribution
 from training import precision
 from data.pretraining_loader import corrupt_file_error
@@ -137,7 +137,7 @@ def checkpoint_dir(model_dir: str, strategy: tf.distribute.Strategy) -> str:
 
 
 @gin.configurable(denylist=["mode", "model_dir", "checkpoint_path"])
-def run_experiment(mode: str, model_dir: str, task: PretrainingTask = gin.REQUIRED,
+def run_experiment(mode: str, model_dir: str, task: Task = gin.REQUIRED,
                    checkpoint_path: str = "") -> Optional[Dict[str, float]]:
   """Runs `mode` ("train", "eval", "train_and_eval" or "export") in `model_dir`.
 
@@ -264,7 +264,7 @@ def run_experiment(mode: str, model_dir: str, task: PretrainingTask = gin.REQUIR
     raise tf.errors.DataLossError(None, None, message) from None
 
 
-def training_batches(task: PretrainingTask, strategy: tf.distribute.Strategy,
+def training_batches(task: Task, strategy: tf.distribute.Strategy,
                      skip_steps: int = 0) -> tf.distribute.DistributedDataset:
   """The distributed training input, from its start or `skip_steps` steps in.
 

@@ -141,7 +141,8 @@ class EncoderServingModule(tf.Module):
 
 
 def export_encoder(encoder: tf_keras.layers.Layer, model_dir: str, version: int,
-                   seq_length: int, preprocessor: Optional[TextPreprocessor] = None) -> str:
-  """Writes DIR/export/encoder/<version>/ and returns its path."""
+                   seq_length: int, preprocessor: Optional[TextPreprocessor] = None,
+                   name: str = "encoder") -> str:
+  """Writes DIR/export/<name>/<version>/ and returns its path."""
   module = EncoderServingModule(encoder, seq_length, preprocessor)
-  return save(module, export_path(model_dir, "encoder", version), module.signatures())
+  return save(module, export_path(model_dir, name, version), module.signatures())

@@ -1,10 +1,13 @@
-"""Which SavedModels `--mode=export` writes, following from the run's task.
+"""Writes the SavedModel a task asks for (`task.saved_model_export()`, tasks/protocol.py).
 
-- a pretraining task: `encoder` (the discriminator; TEAMS: its MWS branch), and with a vocab
-  its text signatures and the Hub-style pair `hub_preprocessor` + `hub_encoder`; a SCRIPT
-  model's `encoder` also has `score`;
-- GlueTask: `glue_<task name>` (training/export_glue.py);
-- SquadTask: `squad` (training/export_squad.py).
+Its kind picks the serving module:
+- ENCODER (pretraining tasks): `encoder` (`model.encoder`: the discriminator; TEAMS: its
+  MWS branch), and with a vocab its text signatures and the Hub-style pair
+  `hub_preprocessor` + `hub_encoder`;
+- SCORING_ENCODER (SCRIPT): ENCODER's, its `encoder` with `score` too
+  (training/export_script.py);
+- SENTENCE_PREDICTION (GlueTask): `glue_<task name>` (training/export_glue.py);
+- QUESTION_ANSWERING (SquadTask): `squad` (training/export_squad.py).
 
 The vocab and casing are the ones the run kept next to its checkpoints
 (training/run_vocab.py; ExportConfig.vocab_file may name the same again), else those its
@@ -18,9 +21,7 @@ from typing import Dict, Optional
 from absl import logging
 import tf_keras
 
-from modeling.script import ScriptPretrainer
-from tasks.glue_task import GlueTask
-from tasks.squad_task import SquadTask
+from tasks import protocol
 from training.export import ExportConfig
 from training.export import export_encoder
 from training.export import export_path
@@ -62,9 +63,7 @@ def text_preprocessor(task, vocab: Optional[RunVocab]) -> Optional[TextPreproces
   """
   if vocab is None:
     return None
-  meta_data = getattr(task, "meta_data", None)
-  seq_length = task.seq_length if meta_data is not None else task.data.seq_length
-  preprocessor = TextPreprocessor(vocab.vocab_file, vocab.lower_case, seq_length)
+  preprocessor = TextPreprocessor(vocab.vocab_file, vocab.lower_case, task.seq_length)
   if preprocessor.vocab_size > task.encoder_config.vocab_size:
     raise ValueError(f"the vocab {vocab.vocab_file} has {preprocessor.vocab_size} tokens but "
                      f"the encoder only {task.encoder_config.vocab_size} word embeddings")
@@ -98,35 +97,35 @@ def _write_exports(task, model: tf_keras.Model, model_dir: str, version: int,
   """The SavedModels of `export_for_task`; returns export name -> path.
 
   Raises:
-    ValueError: a fine-tuning task without a vocab (its exports serve text).
+    ValueError: an export that serves text only (fine-tuning tasks') without a vocab.
   """
-  if preprocessor is None and isinstance(task, (GlueTask, SquadTask)):
+  export = task.saved_model_export()
+  if preprocessor is None and export.needs_vocab:
     raise ValueError(f"no vocab to export {type(task).__name__} with: {model_dir} holds no "
                      f"{VOCAB_FILE} and the vocab {task.meta_data.get('vocab_file')!r} of "
                      f"{task.data.data_dir}/meta_data.json is not there; set "
                      "ExportConfig.vocab_file")
-  if isinstance(task, GlueTask):
+  path = export_path(model_dir, export.name, version)
+  if export.kind == protocol.SENTENCE_PREDICTION:
     module = GlueServingModule(model, task.spec, preprocessor)
-    name = f"glue_{task.spec.name}"
-    return {name: save(module, export_path(model_dir, name, version), module.signatures())}
-  if isinstance(task, SquadTask):
+    return {export.name: save(module, path, module.signatures())}
+  if export.kind == protocol.QUESTION_ANSWERING:
     module = SquadServingModule(model, preprocessor, task.meta_data["max_query_length"],
                                 task.max_answer_length, task.null_threshold)
-    return {"squad": save(module, export_path(model_dir, "squad", version),
-                          module.signatures())}
+    return {export.name: save(module, path, module.signatures())}
   if preprocessor is None:
     logging.warning("No vocab: ExportConfig.vocab_file is not set, %s holds no %s and the "
                     "records' metadata.json names none: exporting `encode` and "
                     "`serve_examples` only (no text signatures, no Hub-style pair)",
                     model_dir, VOCAB_FILE)
-    return {"encoder": export_encoder(model.encoder, model_dir, version,
-                                      task.data.seq_length)}
-  if isinstance(model, ScriptPretrainer):
+    return {export.name: export_encoder(model.encoder, model_dir, version, task.seq_length,
+                                        name=export.name)}
+  if export.kind == protocol.SCORING_ENCODER:
     module = ScriptServingModule(model, preprocessor)
-    paths = {"encoder": save(module, export_path(model_dir, "encoder", version),
-                             module.signatures())}
+    paths = {export.name: save(module, path, module.signatures())}
   else:
-    paths = {"encoder": export_encoder(model.encoder, model_dir, version,
-                                       preprocessor.seq_length, preprocessor)}
+    paths = {export.name: export_encoder(model.encoder, model_dir, version,
+                                         preprocessor.seq_length, preprocessor,
+                                         name=export.name)}
   paths.update(export_hub_pair(model.encoder, preprocessor, model_dir, version))
   return paths

@@ -1,34 +1,20 @@
-"""Which HuggingFace model each part of one of our models becomes.
+"""The HuggingFace side of a model's parts: transformers names and layouts of their weights.
 
-A pretraining model splits into the encoder that fine-tuning keeps, with its pretraining head
-(`discriminator`; BERT's is called `bert`), and, where there is one, the `generator`:
-
-| our model                          | part          | transformers class      |
-| ---------------------------------- | ------------- | ----------------------- |
-| ELECTRA, ELECTRA-HP                | discriminator | ElectraForPreTraining   |
-| TEAMS (the MWS branch, its export) | discriminator | ElectraForMaskedLM      |
-| SCRIPT (generator and critic)      | discriminator | ElectraForMaskedLM      |
-| BERT (needs E == H)                | bert          | BertForMaskedLM         |
-| ELECTRA, ELECTRA-HP, TEAMS         | generator     | ElectraForMaskedLM      |
-| a fine-tuning model                | encoder       | ElectraModel            |
-
-TEAMS' MWS head and SCRIPT's head are masked-LM heads over the tied word table, the
-structure of ElectraForMaskedLM's generator head. ELECTRA-HP's sampling head and TEAMS' RTD
-branch have no transformers counterpart and stay in our checkpoints only.
+Which parts a model has, and which transformers class each is, the model says
+(modeling/model_parts.py: ELECTRA's discriminator is ElectraForPreTraining, BERT is
+BertForMaskedLM, ...); this module adds each architecture's model_type and head layout.
 """
 import dataclasses
 from typing import Callable, Dict, List, Optional
 
-from modeling.bert import BertPretrainer
 from modeling.encoder_config import EncoderConfig
-from modeling.rtd_head import RTDHead
+from modeling.model_parts import BERT_FOR_MASKED_LM
+from modeling.model_parts import BERT_MODEL
+from modeling.model_parts import ELECTRA_FOR_MASKED_LM
+from modeling.model_parts import ELECTRA_FOR_PRETRAINING
+from modeling.model_parts import ELECTRA_MODEL
+from modeling.model_parts import model_parts
 from training import hf_layout
-
-ELECTRA_FOR_PRETRAINING = "ElectraForPreTraining"
-ELECTRA_FOR_MASKED_LM = "ElectraForMaskedLM"
-ELECTRA_MODEL = "ElectraModel"
-BERT_FOR_MASKED_LM = "BertForMaskedLM"
-BERT_MODEL = "BertModel"
 
 # architecture -> (model_type, the head's slots or None)
 ARCHITECTURES: Dict[str, tuple] = {
@@ -74,31 +60,24 @@ class HfPart:
 
 
 def hf_parts(model) -> List[HfPart]:
-  """The parts of a built model, in the order above (the encoder fine-tuning keeps first).
+  """The parts a built model names (modeling/model_parts.py), the encoder fine-tuning keeps
+  first.
 
   Raises:
-    ValueError: a BERT model whose embedding width differs from its hidden width (BertConfig
-      has no embedding_size).
+    ValueError: an architecture transformers has no layout for here, or a BERT part whose
+      embedding width differs from its hidden width (BertConfig has no embedding_size).
   """
-  encoder = model.encoder
-  config = encoder.config
-  if isinstance(model, BertPretrainer):
-    if config.embedding_size != config.hidden_size:
+  parts = []
+  for part in model_parts(model):
+    if part.architecture not in ARCHITECTURES:
+      raise ValueError(f"part {part.name!r} names the architecture {part.architecture!r}; "
+                       f"known: {sorted(ARCHITECTURES)}")
+    config = part.encoder.config
+    if (ARCHITECTURES[part.architecture][0] == "bert" and
+        config.embedding_size != config.hidden_size):
       raise ValueError(
-          f"BertForMaskedLM needs embedding_size == hidden_size, but this BERT has "
+          f"{part.architecture} needs embedding_size == hidden_size, but this BERT has "
           f"E={config.embedding_size} H={config.hidden_size}; give it "
           "encoder_config.overrides = {'embedding_size': <hidden_size>} to be exportable")
-    parts = [HfPart("bert", BERT_FOR_MASKED_LM, config, encoder, model.masked_lm_head)]
-  elif isinstance(getattr(model, "rtd_head", None), RTDHead):
-    parts = [HfPart("discriminator", ELECTRA_FOR_PRETRAINING, config, encoder, model.rtd_head)]
-  else:
-    mlm_head = getattr(model, "mws_head", None) or getattr(model, "masked_lm_head", None)
-    if mlm_head is None:
-      parts = [HfPart("encoder", ELECTRA_MODEL, config, encoder)]
-    else:
-      parts = [HfPart("discriminator", ELECTRA_FOR_MASKED_LM, config, encoder, mlm_head)]
-  generator = getattr(model, "generator", None)
-  if generator is not None:
-    parts.append(HfPart("generator", ELECTRA_FOR_MASKED_LM, generator.config, generator,
-                        model.generator_mlm_head))
+    parts.append(HfPart(part.name, part.architecture, config, part.encoder, part.head))
   return parts

@@ -22,7 +22,7 @@ import tensorflow as tf
 import tf_keras
 
 from modeling.losses import cross_replica_sum
-from tasks.pretraining_task import PretrainingTask
+from tasks.protocol import Task
 from training.gradient_clipping import clip_by_global_norm
 from training.precision import is_loss_scaled
 
@@ -83,7 +83,7 @@ class PretrainingTrainer(orbit.StandardTrainer, orbit.StandardEvaluator):
   Create it inside `strategy.scope()`.
 
   Args:
-    task: the PretrainingTask.
+    task: the Task (tasks/protocol.py).
     model: `task.build_model()`, created in the strategy scope.
     optimizer: the optimizer (a LossScaleOptimizer under mixed_float16).
     strategy: the tf.distribute strategy.
@@ -105,7 +105,7 @@ class PretrainingTrainer(orbit.StandardTrainer, orbit.StandardEvaluator):
     fault_counts: the run's FaultCounts (put them in the training checkpoint).
   """
 
-  def __init__(self, task: PretrainingTask, model: tf_keras.Model, optimizer,
+  def __init__(self, task: Task, model: tf_keras.Model, optimizer,
                strategy: tf.distribute.Strategy, train_dataset=None, eval_dataset=None,
                gradient_clip_norm: float = 1.0, jit_compile: bool = False,
                max_consecutive_bad_steps: int = 10,
