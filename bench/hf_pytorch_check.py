@@ -25,10 +25,10 @@ import numpy as np
 
 def export(output_dir: str) -> None:
   # pylint: disable=g-import-not-at-top
-  from tests.modeling.helpers import tiny_inputs
-  from tests.training.hf_reference import MODELS
-  from tests.training.hf_reference import our_outputs
-  from tests.training.hf_reference import scramble_weights
+  from tests.kit.inputs import tiny_inputs
+  from tests.kit.hf_reference import MODELS
+  from tests.kit.hf_reference import our_outputs
+  from tests.kit.hf_reference import scramble_weights
   from training.hf_export import export_hf
   from training.hf_parts import hf_parts
   from training.run_vocab import RunVocab

@@ -15,7 +15,8 @@ import tensorflow as tf
 from bench import flops
 import official_runner
 from tasks import registry
-from tests.training import helpers
+from tests.kit import pretraining as helpers
+from tests.kit import trainers
 from training.checkpoints import check_same_model
 from training.checkpoints import training_checkpoint
 from training.hf_export import export_hf
@@ -65,7 +66,7 @@ def test_objective_builds_trains_restores_and_exports(name, tmp_path):
   assert totals["train"] > totals["forward"] > 0
 
   strategy = tf.distribute.get_strategy()
-  trainer, _ = helpers.build_trainer(task, strategy, helpers.pretraining_examples(4),
+  trainer, _ = trainers.pretraining_trainer(task, strategy, helpers.pretraining_examples(4),
                                      learning_rate=3e-3)
   losses = [trainer.train(tf.constant(1))["total_loss"] for _ in range(STEPS)]
   assert all(math.isfinite(loss) for loss in losses), losses

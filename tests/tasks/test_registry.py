@@ -5,7 +5,8 @@ from bench import flops
 from tasks import registry
 from tasks.electra_pretraining import electra_flop_terms
 from tasks.electra_pretraining import ElectraPretrainingTask
-from tests.training import helpers
+from tests.kit import pretraining as helpers
+from tests.kit import trainers
 
 PAPER_OBJECTIVES = ("bert", "electra", "electra_hp_dist", "electra_hp_loss", "script", "teams")
 
