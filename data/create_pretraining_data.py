@@ -12,6 +12,7 @@ metadata.json (settings, counts, skipped inputs and why, padding fraction), writ
 and vocab.txt, a copy of the vocab (metadata.json names it and the casing).
 The output depends only on the inputs, the settings and --seed / --num_shards.
 """
+from data import tf_log_level  # pylint: disable=unused-import  (first: before TensorFlow)
 import json
 import os
 import shlex
@@ -200,6 +201,12 @@ def main(argv):
     raise SystemExit(f"error: {e}") from e
 
 
-if __name__ == "__main__":
+def entry_point():
+  """The `electra-garden-pretraining-data` command (pyproject.toml): python -m
+  data.create_pretraining_data."""
   define_flags()
   app.run(main)
+
+
+if __name__ == "__main__":
+  entry_point()

@@ -14,6 +14,9 @@ from typing import Dict, List, Optional
 from absl import logging
 import tensorflow as tf
 
+from data.user_error import MissingFileError
+from data.user_error import UserError
+
 _VARIABLE_SUFFIX = "/.ATTRIBUTES/VARIABLE_VALUE"
 
 
@@ -62,7 +65,7 @@ def resolve_checkpoint_path(path: str) -> str:
   if tf.io.gfile.isdir(path):
     latest = tf.train.latest_checkpoint(path)
     if latest is None:
-      raise FileNotFoundError(f"no checkpoint in directory {path}")
+      raise MissingFileError(f"no checkpoint in directory {path}")
     return latest
   return path
 
@@ -139,7 +142,7 @@ def check_same_model(model, checkpoint_path: str, whose: str) -> None:
   """
   comparison = compare_model_weights(model, checkpoint_path)
   if comparison.other_shapes or comparison.not_in_checkpoint or comparison.unused:
-    raise ValueError(
+    raise UserError(
         f"{whose}: checkpoint {checkpoint_path} holds another model than this config "
         f"builds:\n  {comparison.describe()}\nTrain this config in a new --model_dir (or "
         "warm-start it from that run with TrainerConfig.init_checkpoint), or run with the "
@@ -187,17 +190,17 @@ def warm_start(model, init_checkpoint: str) -> Dict[str, List[str]]:
   """
   init_checkpoint = resolve_checkpoint_path(init_checkpoint)
   if not tf.io.gfile.exists(init_checkpoint + ".index"):
-    raise FileNotFoundError(f"TrainerConfig.init_checkpoint={init_checkpoint}: no checkpoint "
+    raise MissingFileError(f"TrainerConfig.init_checkpoint={init_checkpoint}: no checkpoint "
                             f"there ({init_checkpoint}.index does not exist)")
   comparison = compare_model_weights(model, init_checkpoint)
   if comparison.other_shapes:
-    raise ValueError(f"init_checkpoint {init_checkpoint} has other shapes for: " + ", ".join(
+    raise UserError(f"init_checkpoint {init_checkpoint} has other shapes for: " + ", ".join(
         f"{key} {shapes[0]} vs {shapes[1]}"
         for key, shapes in sorted(comparison.other_shapes.items())))
   encoder_missing = [key for key in comparison.not_in_checkpoint
                      if key.startswith("model/encoder/")]
   if encoder_missing:
-    raise ValueError(
+    raise UserError(
         f"init_checkpoint {init_checkpoint} lacks {len(encoder_missing)} of the encoder's "
         f"weights (so it is no checkpoint of this encoder; check encoder_config): "
         + ", ".join(_short(key) for key in encoder_missing[:5])

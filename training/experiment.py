@@ -13,6 +13,7 @@ import orbit
 import tensorflow as tf
 import tf_keras
 
+from data.user_error import UserError
 from tasks.pretraining_task import PretrainingTask
 from training import distribution
 from training import precision
@@ -58,10 +59,10 @@ class RuntimeConfig:
 
   def __post_init__(self):
     if self.distribution_strategy not in distribution.STRATEGIES:
-      raise ValueError(f"RuntimeConfig.distribution_strategy={self.distribution_strategy!r}"
+      raise UserError(f"RuntimeConfig.distribution_strategy={self.distribution_strategy!r}"
                        f" is not one of {distribution.STRATEGIES}")
     if self.precision not in precision.POLICIES:
-      raise ValueError(f"RuntimeConfig.precision={self.precision!r} is not one of "
+      raise UserError(f"RuntimeConfig.precision={self.precision!r} is not one of "
                        f"{precision.POLICIES}")
 
 
@@ -103,9 +104,9 @@ class TrainerConfig:
     for name in ("train_steps", "steps_per_loop", "validation_interval", "checkpoint_interval",
                  "max_to_keep", "summary_interval", "max_consecutive_bad_steps"):
       if getattr(self, name) < 1:
-        raise ValueError(f"TrainerConfig.{name} must be >= 1, got {getattr(self, name)}")
+        raise UserError(f"TrainerConfig.{name} must be >= 1, got {getattr(self, name)}")
     if self.summary_interval % self.steps_per_loop:
-      raise ValueError(f"TrainerConfig.summary_interval={self.summary_interval} must be a "
+      raise UserError(f"TrainerConfig.summary_interval={self.summary_interval} must be a "
                        f"multiple of steps_per_loop={self.steps_per_loop}")
 
 

@@ -11,6 +11,7 @@ import tf_keras
 from official.modeling.optimization import optimizer_factory
 from official.modeling.optimization.configs import optimization_config
 
+from data.user_error import UserError
 from training.fused_lamb import FusedLAMB
 
 OPTIMIZERS = ("adamw", "lamb")
@@ -47,10 +48,10 @@ def create_optimizer(total_steps: int, optimizer: str = "adamw",
     ValueError: an unknown optimizer or non-positive steps.
   """
   if optimizer not in OPTIMIZERS:
-    raise ValueError(f"Unknown optimizer {optimizer!r}; choose one of {OPTIMIZERS}")
+    raise UserError(f"Unknown optimizer {optimizer!r}; choose one of {OPTIMIZERS}")
   if not 0 <= warmup_steps < total_steps:
     # The warm-up ends at the decay line's value there: 0 if it lasts the whole run.
-    raise ValueError(f"create_optimizer needs 0 <= warmup_steps < total_steps, got "
+    raise UserError(f"create_optimizer needs 0 <= warmup_steps < total_steps, got "
                      f"warmup_steps={warmup_steps}, total_steps={total_steps}")
   optimizer_params = dict(beta_1=beta_1, beta_2=beta_2, epsilon=epsilon,
                           weight_decay_rate=weight_decay_rate,
