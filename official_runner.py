@@ -67,6 +67,8 @@ def main(argv):
   import tensorflow as tf  # pylint: disable=g-import-not-at-top
   from data.user_error import user_error_message  # pylint: disable=g-import-not-at-top
   from data.user_error import UserError  # pylint: disable=g-import-not-at-top
+  from training.reporting import quiet_orbit_progress  # pylint: disable=g-import-not-at-top
+  quiet_orbit_progress()
   try:
     parse_config(FLAGS.gin_file, FLAGS.gin_param)  # fails before anything is written
     tf.io.gfile.makedirs(FLAGS.model_dir)

@@ -224,6 +224,48 @@ def checkpoint_step(path: str) -> int:
   return int(path.rsplit("-", 1)[1])
 
 
+class IntervalCheckpointManager(tf.train.CheckpointManager):
+  """A CheckpointManager whose interval saves land on multiples of `checkpoint_interval`.
+
+  tf.train.CheckpointManager counts the interval from its first save (after the first loop:
+  steps 50, 550, 1050, ...). Here, like the evaluations, it counts from step 0: a save with
+  `check_interval` (orbit's, after every loop) writes when the loop since the previous
+  such call reached a multiple of the interval (1000, 2000, ... when steps_per_loop
+  divides the interval; else the first loop end past each multiple). Other saves (the end
+  of training, a preemption) write always. Checkpoints are numbered by step.
+
+  The previous step is this process's, from the step restored (`restore_or_initialize`,
+  which orbit's Controller calls) on, so every worker of a multi-worker run decides alike
+  whatever its scratch directory holds.
+
+  Args:
+    checkpoint, directory, max_to_keep, checkpoint_interval: as tf.train.CheckpointManager.
+    step_counter: the step variable (required).
+  """
+
+  def __init__(self, checkpoint: tf.train.Checkpoint, directory: str, max_to_keep: int,
+               step_counter: tf.Variable, checkpoint_interval: int):
+    super().__init__(checkpoint, directory, max_to_keep=max_to_keep,
+                     step_counter=step_counter, checkpoint_interval=checkpoint_interval)
+    self.step = step_counter
+    self.previous_step = int(step_counter.numpy())
+
+  def restore_or_initialize(self):
+    path = super().restore_or_initialize()
+    self.previous_step = int(self.step.numpy())
+    return path
+
+  def save(self, checkpoint_number=None, check_interval=True, options=None):
+    """Writes a checkpoint (see the class docstring); returns its path, or None."""
+    step = int(self.step.numpy())
+    previous, self.previous_step = self.previous_step, step
+    if check_interval and step // self.checkpoint_interval <= (
+        previous // self.checkpoint_interval):
+      return None
+    return super().save(checkpoint_number=checkpoint_number, check_interval=False,
+                        options=options)
+
+
 class Rollback:
   """Restores the model and optimizer from the last checkpoint before a divergence.
 
