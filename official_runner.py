@@ -15,7 +15,7 @@ model, a bad TrainerConfig value) is printed as one `error: ...` line, exit stat
 import os
 import sys
 
-from data import tf_log_level  # pylint: disable=unused-import  (first: before TensorFlow)
+from data import program  # (first: before TensorFlow loads)
 from absl import app
 from absl import flags
 from absl import logging
@@ -83,6 +83,7 @@ def main(argv):
 def entry_point():
   """The `electra-garden` command (pyproject.toml); same flags as this file."""
   flags.mark_flags_as_required(["mode", "model_dir"])  # here: importers only parse configs
+  program.start(__name__)
   app.run(main)
 
 

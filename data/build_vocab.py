@@ -16,7 +16,7 @@ bad-input rules as the preprocessing job: empty and binary files are skipped, an
 lines that are not valid UTF-8 or are longer than --max_line_bytes.
 --vocab_size is a ceiling: a small corpus may give fewer tokens.
 """
-from data import tf_log_level  # pylint: disable=unused-import  (first: before TensorFlow)
+from data import program  # (first: before TensorFlow loads)
 import math
 import time
 from typing import Iterator, List, Optional, Sequence, Tuple, Union
@@ -253,6 +253,7 @@ def main(argv):
 def entry_point():
   """The `electra-garden-vocab` command (pyproject.toml), as `python -m data.build_vocab`."""
   define_flags()
+  program.start(__name__)
   app.run(main)
 
 

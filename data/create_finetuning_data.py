@@ -31,7 +31,7 @@ split(s) that exist), `meta_data.json` (what the fine-tuning tasks read: task, i
 labels or SQuAD settings, sequence length, record counts) and, for SQuAD, `dev.json`, the dev
 examples in the official format, which evaluation scores against.
 """
-from data import tf_log_level  # pylint: disable=unused-import  (first: before TensorFlow)
+from data import program  # (first: before TensorFlow loads)
 import json
 import os
 from typing import Any, Dict, List, Optional, Sequence
@@ -376,6 +376,7 @@ def entry_point():
   """The `electra-garden-finetuning-data` command (pyproject.toml): python -m
   data.create_finetuning_data."""
   define_flags()
+  program.start(__name__)
   app.run(main)
 
 

@@ -17,7 +17,7 @@ document's text: data/heldout_split.py) for evaluation: OUT/train gets the other
 the held-out ones (one masked copy each, ceil(F x num_shards) shards), each with its
 metadata.json; point PretrainingData.train_file_pattern / eval_file_pattern at them.
 """
-from data import tf_log_level  # pylint: disable=unused-import  (first: before TensorFlow)
+from data import program  # (first: before TensorFlow loads)
 import json
 import math
 import os
@@ -256,6 +256,7 @@ def entry_point():
   """The `electra-garden-pretraining-data` command (pyproject.toml): python -m
   data.create_pretraining_data."""
   define_flags()
+  program.start(__name__)
   app.run(main)
 
 
