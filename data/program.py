@@ -9,8 +9,8 @@ TensorFlow loads, and their entry points call `start(__name__)` before `app.run`
   `start` lets TensorFlow find its devices (which it does once), dropping
   the one error line `failed call to cuInit` that it logs where the CUDA libraries are
   installed but the machine has no NVIDIA device (/dev/nvidia0, ...). Anything else written
-  to stderr meanwhile is written back; with a GPU device present, or the log level set by
-  the user, nothing is dropped.
+  to stderr meanwhile is written back; with an NVIDIA device present, or
+  TF_CPP_MIN_LOG_LEVEL=0 (everything asked for), nothing is dropped.
 """
 import glob
 import os
@@ -19,7 +19,6 @@ import tempfile
 
 from absl import flags
 
-_LEVEL_SET_BY_USER = "TF_CPP_MIN_LOG_LEVEL" in os.environ
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 _NO_GPU_LINE = "failed call to cuInit"
 
@@ -39,7 +38,7 @@ def start(module_name: str) -> None:
 def list_devices_quietly() -> None:
   """Lists the physical devices (initialising CUDA, not the TensorFlow context)."""
   import tensorflow as tf  # pylint: disable=g-import-not-at-top
-  if _LEVEL_SET_BY_USER or glob.glob("/dev/nvidia[0-9]*"):
+  if os.environ["TF_CPP_MIN_LOG_LEVEL"] == "0" or glob.glob("/dev/nvidia[0-9]*"):
     tf.config.list_physical_devices()
     return
   sys.stderr.flush()
