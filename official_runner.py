@@ -9,11 +9,13 @@ under DIR/export/<name>/<step>/ from the same checkpoint; which ones follows fro
 see training/export_task.py), export_hf (HuggingFace transformers folders under
 DIR/export/hf/<step>/, e.g. discriminator/ and generator/; training/hf_export.py). Every
 binding is checked when the files are parsed, so a misspelled name fails before anything
-runs.
+runs. A user error (bad binding, missing records or checkpoint, a checkpoint of another
+model, a bad TrainerConfig value) is printed as one `error: ...` line, exit status 1.
 """
 import os
 import sys
 
+from data import program  # (first: before TensorFlow loads)
 from absl import app
 from absl import flags
 from absl import logging
@@ -61,17 +63,27 @@ def main(argv):
     logging.set_verbosity(logging.WARNING)  # orbit prints progress itself; --verbosity=0 for all
   from training.experiment import run_experiment  # pylint: disable=g-import-not-at-top
   import tensorflow as tf  # pylint: disable=g-import-not-at-top
-  from training.gin_config import ConfigError  # pylint: disable=g-import-not-at-top
+  from data.user_error import user_error_message  # pylint: disable=g-import-not-at-top
+  from data.user_error import UserError  # pylint: disable=g-import-not-at-top
+  from training.reporting import quiet_orbit_progress  # pylint: disable=g-import-not-at-top
+  quiet_orbit_progress()
   try:
-    parse_config(FLAGS.gin_file, FLAGS.gin_param)
-  except ConfigError as error:
-    sys.exit(f"error: {error}")  # one line, exit status 1, nothing written yet
-  tf.io.gfile.makedirs(FLAGS.model_dir)
-  with tf.io.gfile.GFile(os.path.join(FLAGS.model_dir, f"{FLAGS.mode}_config.gin"), "w") as f:
-    f.write(gin.config_str())
-  run_experiment(FLAGS.mode, FLAGS.model_dir, checkpoint_path=FLAGS.checkpoint)
+    parse_config(FLAGS.gin_file, FLAGS.gin_param)  # fails before anything is written
+    tf.io.gfile.makedirs(FLAGS.model_dir)
+    with tf.io.gfile.GFile(os.path.join(FLAGS.model_dir, f"{FLAGS.mode}_config.gin"),
+                           "w") as f:
+      f.write(gin.config_str())
+    run_experiment(FLAGS.mode, FLAGS.model_dir, checkpoint_path=FLAGS.checkpoint)
+  except UserError as error:  # anything else is a bug: its traceback is kept
+    sys.exit(f"error: {user_error_message(error)}")  # exit status 1
+
+
+def entry_point():
+  """The `electra-garden` command (pyproject.toml); same flags as this file."""
+  flags.mark_flags_as_required(["mode", "model_dir"])  # here: importers only parse configs
+  program.start(__name__)
+  app.run(main)
 
 
 if __name__ == "__main__":
-  flags.mark_flags_as_required(["mode", "model_dir"])  # here: importers only parse configs
-  app.run(main)
+  entry_point()

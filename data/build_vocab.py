@@ -16,6 +16,7 @@ bad-input rules as the preprocessing job: empty and binary files are skipped, an
 lines that are not valid UTF-8 or are longer than --max_line_bytes.
 --vocab_size is a ceiling: a small corpus may give fewer tokens.
 """
+from data import program  # (first: before TensorFlow loads)
 import math
 import time
 from typing import Iterator, List, Optional, Sequence, Tuple, Union
@@ -249,6 +250,12 @@ def main(argv):
     raise SystemExit(f"error: {e}") from e
 
 
-if __name__ == "__main__":
+def entry_point():
+  """The `electra-garden-vocab` command (pyproject.toml), as `python -m data.build_vocab`."""
   define_flags()
+  program.start(__name__)
   app.run(main)
+
+
+if __name__ == "__main__":
+  entry_point()

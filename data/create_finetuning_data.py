@@ -31,6 +31,7 @@ split(s) that exist), `meta_data.json` (what the fine-tuning tasks read: task, i
 labels or SQuAD settings, sequence length, record counts) and, for SQuAD, `dev.json`, the dev
 examples in the official format, which evaluation scores against.
 """
+from data import program  # (first: before TensorFlow loads)
 import json
 import os
 from typing import Any, Dict, List, Optional, Sequence
@@ -371,6 +372,13 @@ def main(argv):
   print(json.dumps(meta_data["num_records"]), flush=True)
 
 
-if __name__ == "__main__":
+def entry_point():
+  """The `electra-garden-finetuning-data` command (pyproject.toml): python -m
+  data.create_finetuning_data."""
   define_flags()
+  program.start(__name__)
   app.run(main)
+
+
+if __name__ == "__main__":
+  entry_point()

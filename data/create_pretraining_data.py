@@ -4,19 +4,26 @@ r"""Text corpus -> sharded pretraining TFRecords with static (or no) masked-LM m
       --vocab_file=vocab.txt --output_dir=OUT --max_seq_length=128 \
       --max_predictions_per_seq=20 --masked_lm_prob=0.15 --dupe_factor=40 --num_shards=8 \
       --seed=12345 [--mask_strategy=electra|bert] [--whole_word_mask] [--max_ngram=3] \
-      [--runner=local|beam] [--num_workers=W]
+      [--runner=local|beam] [--num_workers=W] [--eval_fraction=0.01]
 
 Input: text files, one sentence per line, a blank line between documents. Output in OUT:
 pretrain-XXXXX-of-YYYYY.tfrecord shards (read them with data.pretraining_loader) and
 metadata.json (settings, counts, skipped inputs and why, padding fraction), written last,
 and vocab.txt, a copy of the vocab (metadata.json names it and the casing).
 The output depends only on the inputs, the settings and --seed / --num_shards.
+
+--eval_fraction=F holds out about a fraction F of the documents (chosen by a hash of each
+document's text: data/heldout_split.py) for evaluation: OUT/train gets the others, OUT/eval
+the held-out ones (one masked copy each, ceil(F x num_shards) shards), each with its
+metadata.json; point PretrainingData.train_file_pattern / eval_file_pattern at them.
 """
+from data import program  # (first: before TensorFlow loads)
 import json
+import math
 import os
 import shlex
 import time
-from typing import Optional, Sequence, Union
+from typing import Dict, Optional, Sequence, Union
 
 from absl import app
 from absl import flags
@@ -30,6 +37,7 @@ from data import pretraining_pipeline
 from data import shard_files
 from data import text_reading
 from data import tokenization
+from data.user_error import UserError
 
 
 def run(input_files: Union[str, Sequence[str]], vocab_file: str, output_dir: str, *,
@@ -41,7 +49,8 @@ def run(input_files: Union[str, Sequence[str]], vocab_file: str, output_dir: str
         strip_accents: Optional[bool] = None, short_seq_prob: float = 0.05,
         single_segment_prob: float = 0.1,
         max_line_bytes: int = text_reading.DEFAULT_MAX_LINE_BYTES, runner: str = "local",
-        num_workers: int = 1, beam_pipeline_args: Sequence[str] = ()) -> dict:
+        num_workers: int = 1, beam_pipeline_args: Sequence[str] = (),
+        eval_fraction: float = 0.0, split: str = "all") -> dict:
   """Builds pretraining TFRecords from text files.
 
   Args:
@@ -68,6 +77,9 @@ def run(input_files: Union[str, Sequence[str]], vocab_file: str, output_dir: str
     num_workers: local worker processes (1: in this process, 0: one per ~200 MB of input x
       dupe_factor, at most one per CPU); for the Beam DirectRunner, its number of workers.
     beam_pipeline_args: extra Beam options, e.g. ["--runner=DataflowRunner", ...].
+    eval_fraction, split: "train" or "eval": only the documents of that side of a held-out
+      split of this fraction (`run_with_heldout_split` writes both); "all" (fraction 0):
+      every document.
 
   Returns:
     The metadata written to output_dir/metadata.json.
@@ -83,7 +95,8 @@ def run(input_files: Union[str, Sequence[str]], vocab_file: str, output_dir: str
       dupe_factor=dupe_factor, num_shards=num_shards, seed=seed, mask_strategy=mask_strategy,
       whole_word_mask=whole_word_mask, max_ngram=max_ngram, static_masking=static_masking,
       lower_case=lower_case, strip_accents=strip_accents, short_seq_prob=short_seq_prob,
-      single_segment_prob=single_segment_prob, max_line_bytes=max_line_bytes)
+      single_segment_prob=single_segment_prob, max_line_bytes=max_line_bytes,
+      eval_fraction=eval_fraction, split=split)
   settings.validate()
   if runner not in ("local", "beam"):
     raise ValueError(f"runner must be 'local' or 'beam', got {runner!r}.")
@@ -125,6 +138,37 @@ def run(input_files: Union[str, Sequence[str]], vocab_file: str, output_dir: str
     metadata = json.load(f)
   _log_summary(metadata, time.time() - start_time)
   return metadata
+
+
+def run_with_heldout_split(input_files: Union[str, Sequence[str]], vocab_file: str,
+                           output_dir: str, eval_fraction: float, **settings
+                           ) -> Dict[str, dict]:
+  """Writes output_dir/train (the documents not held out) and output_dir/eval (the held-out
+  ones, data/heldout_split.py) with `run`.
+
+  Args:
+    input_files, vocab_file: as `run`.
+    output_dir: gets train/ and eval/.
+    eval_fraction: the expected fraction of documents held out, in (0, 1).
+    **settings: `run`'s other arguments; the eval side writes one masked copy of each
+      example (dupe_factor 1) into ceil(eval_fraction x num_shards) shards.
+
+  Returns:
+    {"train": metadata, "eval": metadata}.
+
+  Raises:
+    UserError: a side got no document (the corpus is too small for this fraction).
+  """
+  eval_settings = dict(settings, dupe_factor=1, num_shards=max(
+      1, math.ceil(settings.get("num_shards", 8) * eval_fraction)))
+  written = {}
+  for split, split_settings in (("train", settings), ("eval", eval_settings)):
+    written[split] = run(input_files, vocab_file, os.path.join(output_dir, split),
+                         eval_fraction=eval_fraction, split=split, **split_settings)
+    if not written[split]["counts"]["packed_examples"]:
+      raise UserError(f"--eval_fraction={eval_fraction} left the {split} split no document "
+                      f"of {input_files}: change the fraction or add documents.")
+  return written
 
 
 def _log_summary(metadata: dict, seconds: float) -> None:
@@ -176,6 +220,9 @@ def define_flags():
                        "one per CPU.")
   flags.DEFINE_string("beam_pipeline_args", "",
                       "Beam options, e.g. '--runner=DataflowRunner --project=P ...'.")
+  flags.DEFINE_float("eval_fraction", 0.0,
+                     "Hold out about this fraction of the documents (by a hash of their "
+                     "text) for evaluation: OUT/train and OUT/eval (one masked copy each).")
   flags.mark_flags_as_required(["input_files", "vocab_file", "output_dir"])
 
 
@@ -184,22 +231,34 @@ def main(argv):
   dupe_factor = FLAGS.dupe_factor
   if dupe_factor is None:
     dupe_factor = 40 if FLAGS.static_masking else 1
+  settings = dict(
+      max_seq_length=FLAGS.max_seq_length,
+      max_predictions_per_seq=FLAGS.max_predictions_per_seq,
+      masked_lm_prob=FLAGS.masked_lm_prob, dupe_factor=dupe_factor,
+      num_shards=FLAGS.num_shards, seed=FLAGS.seed, mask_strategy=FLAGS.mask_strategy,
+      whole_word_mask=FLAGS.whole_word_mask, max_ngram=FLAGS.max_ngram,
+      static_masking=FLAGS.static_masking, lower_case=FLAGS.lower_case,
+      strip_accents=FLAGS.strip_accents, short_seq_prob=FLAGS.short_seq_prob,
+      single_segment_prob=FLAGS.single_segment_prob, max_line_bytes=FLAGS.max_line_bytes,
+      runner=FLAGS.runner, num_workers=FLAGS.num_workers,
+      beam_pipeline_args=shlex.split(FLAGS.beam_pipeline_args))
   try:
-    run(FLAGS.input_files, FLAGS.vocab_file, FLAGS.output_dir,
-        max_seq_length=FLAGS.max_seq_length,
-        max_predictions_per_seq=FLAGS.max_predictions_per_seq,
-        masked_lm_prob=FLAGS.masked_lm_prob, dupe_factor=dupe_factor,
-        num_shards=FLAGS.num_shards, seed=FLAGS.seed, mask_strategy=FLAGS.mask_strategy,
-        whole_word_mask=FLAGS.whole_word_mask, max_ngram=FLAGS.max_ngram,
-        static_masking=FLAGS.static_masking, lower_case=FLAGS.lower_case,
-        strip_accents=FLAGS.strip_accents, short_seq_prob=FLAGS.short_seq_prob,
-        single_segment_prob=FLAGS.single_segment_prob, max_line_bytes=FLAGS.max_line_bytes,
-        runner=FLAGS.runner, num_workers=FLAGS.num_workers,
-        beam_pipeline_args=shlex.split(FLAGS.beam_pipeline_args))
+    if FLAGS.eval_fraction:
+      run_with_heldout_split(FLAGS.input_files, FLAGS.vocab_file, FLAGS.output_dir,
+                             FLAGS.eval_fraction, **settings)
+    else:
+      run(FLAGS.input_files, FLAGS.vocab_file, FLAGS.output_dir, **settings)
   except ValueError as e:  # Bad input or settings: the message says which.
     raise SystemExit(f"error: {e}") from e
 
 
-if __name__ == "__main__":
+def entry_point():
+  """The `electra-garden-pretraining-data` command (pyproject.toml): python -m
+  data.create_pretraining_data."""
   define_flags()
+  program.start(__name__)
   app.run(main)
+
+
+if __name__ == "__main__":
+  entry_point()

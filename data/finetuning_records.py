@@ -11,6 +11,7 @@ import numpy as np
 import tensorflow as tf
 
 from data.progress import Progress
+from data.user_error import MissingFileError
 
 _ENCODER_INPUT_NAMES = {"input_ids": "input_word_ids", "segment_ids": "input_type_ids"}
 
@@ -58,7 +59,7 @@ def read_records(file_pattern: str, spec: Dict[str, tf.io.FixedLenFeature]) -> t
   """
   files = tf.io.gfile.glob(file_pattern)
   if not files:
-    raise ValueError(f"No files match {file_pattern!r}")
+    raise MissingFileError(f"No files match {file_pattern!r}")
   return tf.data.TFRecordDataset(sorted(files)).map(
       lambda record: _decode(record, spec), num_parallel_calls=tf.data.AUTOTUNE,
       deterministic=True)

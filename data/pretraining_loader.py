@@ -39,6 +39,8 @@ from data import pretraining_features
 from data import pretraining_metadata
 from data import shard_files
 from data import tokenization
+from data.user_error import MissingFileError
+from data.user_error import UserError
 
 _SHUFFLE_BUFFER_SIZE = 10_000
 _MAX_PARALLEL_FILES = 8
@@ -60,14 +62,14 @@ def list_record_files(file_pattern: Union[str, Sequence[str]]) -> List[str]:
   for pattern in (p.strip() for p in patterns if p.strip()):
     matches = tf.io.gfile.glob(pattern)
     if not matches:
-      raise ValueError(
+      raise MissingFileError(
           f"Pretraining data pattern {pattern!r} matches no file (relative paths are read "
           f"from {os.getcwd()}). Write the records with python -m "
           f"data.create_pretraining_data, or for the bundled sample corpus with bash "
           f"data/sample/make_sample_records.sh.")
     files.update(matches)
   if not files:
-    raise ValueError(f"No pretraining data file pattern given: {file_pattern!r}.")
+    raise UserError(f"No pretraining data file pattern given: {file_pattern!r}.")
   return sorted(files)
 
 
@@ -152,21 +154,21 @@ def _check_metadata(files: Sequence[str], seq_length: int, max_predictions_per_s
       metadata = json.load(f)
     found[directory] = metadata
     if metadata.get("max_seq_length") not in (None, seq_length):
-      raise ValueError(f"{directory} holds sequences of length {metadata['max_seq_length']} "
+      raise UserError(f"{directory} holds sequences of length {metadata['max_seq_length']} "
                        f"(metadata.json), but seq_length={seq_length} was asked.")
     if masking_kind == "static" and metadata.get("static_masking") is False:
-      raise ValueError(
+      raise UserError(
           f"{path} says its records are unmasked (create_pretraining_data "
           "--nostatic_masking): set PretrainingData.masking = 'dynamic' to mask them while "
           "reading, or write them again without --nostatic_masking.")
     if masking_kind == "dynamic" and metadata.get("static_masking", True):
-      raise ValueError(
+      raise UserError(
           f"{path} says its records are statically masked: set PretrainingData.masking = "
           "'static' to read them, or write unmasked ones for dynamic masking with "
           "create_pretraining_data --nostatic_masking --dupe_factor=1.")
     if masking_kind == "static" and metadata.get("max_predictions_per_seq") not in (
         None, max_predictions_per_seq):
-      raise ValueError(
+      raise UserError(
           f"{directory} holds {metadata['max_predictions_per_seq']} masked-LM predictions per "
           f"sequence (metadata.json), but max_predictions_per_seq={max_predictions_per_seq} "
           "was asked.")
@@ -178,7 +180,7 @@ def _records_vocab_file(files: Sequence[str], metadata_by_directory: Dict[str, d
   vocab_files = set()
   for directory in sorted({os.path.dirname(path) for path in files}):
     if directory not in metadata_by_directory:
-      raise ValueError(
+      raise UserError(
           f"{os.path.join(directory, shard_files.METADATA_FILE)} is missing: dynamic masking "
           "needs it to check the records are unmasked and to find their vocab; write them "
           "with python -m data.create_pretraining_data --nostatic_masking --dupe_factor=1.")
@@ -187,7 +189,7 @@ def _records_vocab_file(files: Sequence[str], metadata_by_directory: Dict[str, d
                                                         pretraining_metadata.VOCAB_FILE)))
   vocabs = {path: tuple(tokenization.load_vocab(path)) for path in sorted(vocab_files)}
   if len(set(vocabs.values())) > 1:
-    raise ValueError(f"The records were written with different vocabs: {', '.join(vocabs)}.")
+    raise UserError(f"The records were written with different vocabs: {', '.join(vocabs)}.")
   return sorted(vocabs)[0]
 
 
@@ -200,11 +202,11 @@ def _serialized_records(files: Sequence[str], is_training: bool, seed: Optional[
     ValueError: every file is empty, or `on_corrupt_file` is not "stop" or "skip".
   """
   if on_corrupt_file not in ON_CORRUPT_FILE:
-    raise ValueError(f"PretrainingData.on_corrupt_file must be one of {ON_CORRUPT_FILE}, got "
+    raise UserError(f"PretrainingData.on_corrupt_file must be one of {ON_CORRUPT_FILE}, got "
                      f"{on_corrupt_file!r}")
   sizes = _file_sizes(files)
   if not any(sizes):
-    raise ValueError(f"The {len(files)} pretraining data file(s) {', '.join(files[:3])}"
+    raise UserError(f"The {len(files)} pretraining data file(s) {', '.join(files[:3])}"
                      f"{', ...' if len(files) > 3 else ''} are all empty: no records to read.")
   num_pipelines = input_context.num_input_pipelines if input_context else 1
   pipeline_id = input_context.input_pipeline_id if input_context else 0

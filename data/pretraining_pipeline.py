@@ -18,6 +18,7 @@ import numpy as np
 from absl import logging
 
 from data import example_encoding
+from data import heldout_split
 from data import masking
 from data import packing
 from data import shard_files
@@ -53,6 +54,8 @@ class PretrainingDataSettings:
   short_seq_prob: float = 0.05
   single_segment_prob: float = 0.1
   max_line_bytes: int = text_reading.DEFAULT_MAX_LINE_BYTES
+  eval_fraction: float = 0.0
+  split: str = "all"
 
   def validate(self) -> None:
     """Raises ValueError naming the first inconsistent setting."""
@@ -67,6 +70,12 @@ class PretrainingDataSettings:
                        f"dupe_factor must be 1, got {self.dupe_factor}.")
     if not 0.0 <= self.short_seq_prob <= 1.0 or not 0.0 <= self.single_segment_prob <= 1.0:
       raise ValueError("short_seq_prob and single_segment_prob must be in [0, 1].")
+    if not 0.0 <= self.eval_fraction < 1.0:
+      raise ValueError(f"eval_fraction must be in [0, 1), got {self.eval_fraction}.")
+    if self.split not in heldout_split.SPLITS or (self.split == "all") != (
+        self.eval_fraction == 0.0):
+      raise ValueError(f"split={self.split!r} with eval_fraction={self.eval_fraction}: "
+                       "'train' or 'eval' go with an eval_fraction > 0, 'all' with none.")
     masking.MaskingConfig.from_vocab(
         list(tokenization.SPECIAL_TOKENS), self.masked_lm_prob, self.max_predictions_per_seq,
         self.mask_strategy, self.whole_word_mask, self.max_ngram)
@@ -140,6 +149,11 @@ def pack_chunk(chunk: text_reading.TextChunk, settings: PretrainingDataSettings
   """
   tokenizer = _tokenizer(settings)
   documents, counts = text_reading.read_chunk_documents(chunk, settings.max_line_bytes)
+  if settings.split != "all":  # counts: this split's documents and lines only
+    documents = heldout_split.documents_of_split(documents, settings.split,
+                                                 settings.eval_fraction)
+    counts["documents"] = len(documents)
+    counts["lines"] = sum(len(document) for document in documents)
   lines = [line for document in documents for line in document]
   ids, row_splits = tokenizer.tokenize_flat(lines)
   counts["tokens"] += len(ids)

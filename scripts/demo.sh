@@ -13,7 +13,6 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 PYTHON="${1:-.venv/bin/python}"
 MODEL_DIR="${MODEL_DIR:-runs/quickstart-$(date +%Y%m%d-%H%M%S)}"
-export TF_CPP_MIN_LOG_LEVEL="${TF_CPP_MIN_LOG_LEVEL:-2}"
 
 have_records() { compgen -G "data/sample/tfrecords/$1/pretrain-*.tfrecord" > /dev/null; }
 if ! have_records train || ! have_records eval; then

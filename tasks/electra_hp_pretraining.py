@@ -6,6 +6,7 @@ import gin
 import tensorflow as tf
 import tf_keras
 
+from data.user_error import UserError
 from modeling import flop_count
 from modeling.electra_hp import ElectraHpPretrainer
 from modeling.electra_hp import hardness_feedback
@@ -70,7 +71,7 @@ class ElectraHpPretrainingTask(ElectraPretrainingTask):
                      generator_width_multiplier=generator_width_multiplier,
                      mlm_weight=mlm_weight, rtd_weight=rtd_weight)
     if hardness_method not in HARDNESS_METHODS:
-      raise ValueError(f"hardness_method must be one of {HARDNESS_METHODS}, "
+      raise UserError(f"hardness_method must be one of {HARDNESS_METHODS}, "
                        f"got {hardness_method!r}")
     self.hardness_method = hardness_method
     self.focal_gamma = focal_gamma

@@ -29,6 +29,7 @@ import tf_keras
 from data.create_finetuning_data import read_meta_data
 from data.finetuning_records import batch_for_replicas
 from data.finetuning_records import read_records
+from data.user_error import UserError
 from modeling.encoder_config import EncoderConfig
 from tasks.protocol import StepResult
 from training.finetuning_trainer import FinetuningTrainer
@@ -95,7 +96,7 @@ class FinetuningTask(abc.ABC):
     self.meta_data = read_meta_data(data.data_dir)
     self.seq_length = self.meta_data["max_seq_length"]
     if self.seq_length > encoder.max_sequence_length:
-      raise ValueError(f"the records' max_seq_length={self.seq_length} exceeds the encoder's "
+      raise UserError(f"the records' max_seq_length={self.seq_length} exceeds the encoder's "
                        f"max_sequence_length={encoder.max_sequence_length}")
 
   # -------------------------------------------------------------- data

@@ -20,6 +20,7 @@ from data import glue_features
 from data.glue_tasks import GLUE_TASKS
 from data.sentence_task import CLASSIFICATION_TASK
 from data.sentence_task import spec_from_meta_data
+from data.user_error import UserError
 from modeling.encoder_config import EncoderConfig
 from modeling.finetuning_models import SentencePredictionModel
 from modeling.losses import weighted_mean
@@ -62,13 +63,13 @@ class GlueTask(FinetuningTask):
     super().__init__(encoder, data, seed=seed, layerwise_lr_decay=layerwise_lr_decay,
                      electra_off_by_one=electra_off_by_one, predictions_dir=predictions_dir)
     if task_name not in GLUE_TASKS and task_name != CLASSIFICATION_TASK:
-      raise ValueError(f"Unknown task {task_name!r}; choose {CLASSIFICATION_TASK!r} or a GLUE "
+      raise UserError(f"Unknown task {task_name!r}; choose {CLASSIFICATION_TASK!r} or a GLUE "
                        f"task: {sorted(GLUE_TASKS)}")
     if self.meta_data["task"] != task_name:
-      raise ValueError(f"{data.data_dir} holds {self.meta_data['task']!r} records, not "
+      raise UserError(f"{data.data_dir} holds {self.meta_data['task']!r} records, not "
                        f"{task_name!r}")
     if write_test_predictions and not predictions_dir:
-      raise ValueError("write_test_predictions needs a predictions_dir")
+      raise UserError("write_test_predictions needs a predictions_dir")
     self.spec = spec_from_meta_data(self.meta_data, GLUE_TASKS)
     self.write_test_predictions = write_test_predictions
 

@@ -12,6 +12,7 @@ import tensorflow as tf
 import tf_keras
 
 from data import masking
+from data.user_error import UserError
 from modeling.encoder_config import EncoderConfig
 from tasks.protocol import SavedModelExport
 from tasks.protocol import StepResult
@@ -63,25 +64,25 @@ class PretrainingData:
 
   def __post_init__(self):
     if self.input_split not in INPUT_SPLITS:
-      raise ValueError(f"PretrainingData.input_split must be one of {INPUT_SPLITS}, got "
+      raise UserError(f"PretrainingData.input_split must be one of {INPUT_SPLITS}, got "
                        f"{self.input_split!r}.")
     if self.masking not in MASKING:
-      raise ValueError(f"PretrainingData.masking must be one of {MASKING}, got "
+      raise UserError(f"PretrainingData.masking must be one of {MASKING}, got "
                        f"{self.masking!r}.")
     if self.mask_strategy not in masking.MASK_STRATEGIES:
-      raise ValueError(f"PretrainingData.mask_strategy must be one of "
+      raise UserError(f"PretrainingData.mask_strategy must be one of "
                        f"{tuple(sorted(masking.MASK_STRATEGIES))}, got {self.mask_strategy!r}.")
     if not 0.0 < self.masked_lm_prob < 1.0:
-      raise ValueError(f"PretrainingData.masked_lm_prob must be in (0, 1), got "
+      raise UserError(f"PretrainingData.masked_lm_prob must be in (0, 1), got "
                        f"{self.masked_lm_prob}.")
     if self.max_ngram < 1:
-      raise ValueError(f"PretrainingData.max_ngram must be >= 1, got {self.max_ngram}.")
+      raise UserError(f"PretrainingData.max_ngram must be >= 1, got {self.max_ngram}.")
     if self.masking == "static":
       defaults = {field.name: field.default for field in dataclasses.fields(self)}
       changed = [name for name in _DYNAMIC_MASKING_FIELDS
                  if getattr(self, name) != defaults[name]]
       if changed:
-        raise ValueError(
+        raise UserError(
             f"PretrainingData.{changed[0]} = {getattr(self, changed[0])!r} applies to dynamic "
             "masking only (static records carry their masks): set PretrainingData.masking = "
             "'dynamic' or leave it out.")
@@ -126,10 +127,10 @@ class PretrainingTask(abc.ABC):
 
   def __init__(self, encoder: EncoderConfig, data: PretrainingData, seed: int = 0):
     if data.max_predictions_per_seq > data.seq_length:
-      raise ValueError(f"max_predictions_per_seq={data.max_predictions_per_seq} exceeds "
+      raise UserError(f"max_predictions_per_seq={data.max_predictions_per_seq} exceeds "
                        f"seq_length={data.seq_length}")
     if data.seq_length > encoder.max_sequence_length:
-      raise ValueError(f"seq_length={data.seq_length} exceeds the encoder's "
+      raise UserError(f"seq_length={data.seq_length} exceeds the encoder's "
                        f"max_sequence_length={encoder.max_sequence_length}")
     self.encoder_config = encoder
     self.data = data
@@ -164,7 +165,7 @@ class PretrainingTask(abc.ABC):
     pattern = self.data.train_file_pattern if is_training else self.data.eval_file_pattern
     if not pattern:
       split = "train" if is_training else "eval"
-      raise ValueError(f"PretrainingData.{split}_file_pattern is not set")
+      raise UserError(f"PretrainingData.{split}_file_pattern is not set")
     common = dict(batch_size=batch_size, seq_length=self.data.seq_length,
                   max_predictions_per_seq=self.data.max_predictions_per_seq,
                   is_training=is_training, seed=self.seed, input_context=input_context,

@@ -18,6 +18,7 @@ import tf_keras
 from data import squad_features
 from data import squad_reader
 from data.create_finetuning_data import SQUAD_VERSIONS
+from data.user_error import UserError
 from modeling.encoder_config import EncoderConfig
 from modeling.finetuning_models import QuestionAnsweringModel
 from modeling.joint_span_head import JointSpanHead
@@ -64,10 +65,10 @@ class SquadTask(FinetuningTask):
     super().__init__(encoder, data, seed=seed, layerwise_lr_decay=layerwise_lr_decay,
                      electra_off_by_one=electra_off_by_one, predictions_dir=predictions_dir)
     if self.meta_data["task"] not in SQUAD_VERSIONS:
-      raise ValueError(f"{data.data_dir} holds {self.meta_data['task']!r} records, not SQuAD")
+      raise UserError(f"{data.data_dir} holds {self.meta_data['task']!r} records, not SQuAD")
     self.version_2 = self.meta_data["version"] == "v2.0"
     if null_threshold is not None and not self.version_2:
-      raise ValueError("null_threshold is for SQuAD v2.0")
+      raise UserError("null_threshold is for SQuAD v2.0")
     self.head_inner_size = head_inner_size
     self.beam_size = beam_size
     self.answerability_weight = answerability_weight

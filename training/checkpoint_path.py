@@ -3,6 +3,7 @@ from typing import Optional
 
 import tensorflow as tf
 
+from data.user_error import MissingFileError
 from training.checkpoints import resolve_checkpoint_path
 
 
@@ -20,11 +21,11 @@ def restore_path(checkpoint_path: str, latest: Optional[str], mode: str, model_d
   """
   if not checkpoint_path:
     if latest is None:
-      raise FileNotFoundError(f"--mode={mode} needs a checkpoint: none in {model_dir} and no "
+      raise MissingFileError(f"--mode={mode} needs a checkpoint: none in {model_dir} and no "
                               "--checkpoint given")
     return latest
   path = resolve_checkpoint_path(checkpoint_path)
   if not tf.io.gfile.exists(path + ".index"):
-    raise FileNotFoundError(f"--checkpoint={checkpoint_path}: no checkpoint {path} "
+    raise MissingFileError(f"--checkpoint={checkpoint_path}: no checkpoint {path} "
                             f"({path}.index does not exist)")
   return path

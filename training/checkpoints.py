@@ -14,6 +14,9 @@ from typing import Dict, List, Optional
 from absl import logging
 import tensorflow as tf
 
+from data.user_error import MissingFileError
+from data.user_error import UserError
+
 _VARIABLE_SUFFIX = "/.ATTRIBUTES/VARIABLE_VALUE"
 
 
@@ -62,7 +65,7 @@ def resolve_checkpoint_path(path: str) -> str:
   if tf.io.gfile.isdir(path):
     latest = tf.train.latest_checkpoint(path)
     if latest is None:
-      raise FileNotFoundError(f"no checkpoint in directory {path}")
+      raise MissingFileError(f"no checkpoint in directory {path}")
     return latest
   return path
 
@@ -139,7 +142,7 @@ def check_same_model(model, checkpoint_path: str, whose: str) -> None:
   """
   comparison = compare_model_weights(model, checkpoint_path)
   if comparison.other_shapes or comparison.not_in_checkpoint or comparison.unused:
-    raise ValueError(
+    raise UserError(
         f"{whose}: checkpoint {checkpoint_path} holds another model than this config "
         f"builds:\n  {comparison.describe()}\nTrain this config in a new --model_dir (or "
         "warm-start it from that run with TrainerConfig.init_checkpoint), or run with the "
@@ -187,17 +190,17 @@ def warm_start(model, init_checkpoint: str) -> Dict[str, List[str]]:
   """
   init_checkpoint = resolve_checkpoint_path(init_checkpoint)
   if not tf.io.gfile.exists(init_checkpoint + ".index"):
-    raise FileNotFoundError(f"TrainerConfig.init_checkpoint={init_checkpoint}: no checkpoint "
+    raise MissingFileError(f"TrainerConfig.init_checkpoint={init_checkpoint}: no checkpoint "
                             f"there ({init_checkpoint}.index does not exist)")
   comparison = compare_model_weights(model, init_checkpoint)
   if comparison.other_shapes:
-    raise ValueError(f"init_checkpoint {init_checkpoint} has other shapes for: " + ", ".join(
+    raise UserError(f"init_checkpoint {init_checkpoint} has other shapes for: " + ", ".join(
         f"{key} {shapes[0]} vs {shapes[1]}"
         for key, shapes in sorted(comparison.other_shapes.items())))
   encoder_missing = [key for key in comparison.not_in_checkpoint
                      if key.startswith("model/encoder/")]
   if encoder_missing:
-    raise ValueError(
+    raise UserError(
         f"init_checkpoint {init_checkpoint} lacks {len(encoder_missing)} of the encoder's "
         f"weights (so it is no checkpoint of this encoder; check encoder_config): "
         + ", ".join(_short(key) for key in encoder_missing[:5])
@@ -219,6 +222,48 @@ def warm_start(model, init_checkpoint: str) -> Dict[str, List[str]]:
 def checkpoint_step(path: str) -> int:
   """The step of a CheckpointManager checkpoint (`DIR/ckpt-<step>`; numbered by step here)."""
   return int(path.rsplit("-", 1)[1])
+
+
+class IntervalCheckpointManager(tf.train.CheckpointManager):
+  """A CheckpointManager whose interval saves land on multiples of `checkpoint_interval`.
+
+  tf.train.CheckpointManager counts the interval from its first save (after the first loop:
+  steps 50, 550, 1050, ...). Here, like the evaluations, it counts from step 0: a save with
+  `check_interval` (orbit's, after every loop) writes when the loop since the previous
+  such call reached a multiple of the interval (1000, 2000, ... when steps_per_loop
+  divides the interval; else the first loop end past each multiple). Other saves (the end
+  of training, a preemption) write always. Checkpoints are numbered by step.
+
+  The previous step is this process's, from the step restored (`restore_or_initialize`,
+  which orbit's Controller calls) on, so every worker of a multi-worker run decides alike
+  whatever its scratch directory holds.
+
+  Args:
+    checkpoint, directory, max_to_keep, checkpoint_interval: as tf.train.CheckpointManager.
+    step_counter: the step variable (required).
+  """
+
+  def __init__(self, checkpoint: tf.train.Checkpoint, directory: str, max_to_keep: int,
+               step_counter: tf.Variable, checkpoint_interval: int):
+    super().__init__(checkpoint, directory, max_to_keep=max_to_keep,
+                     step_counter=step_counter, checkpoint_interval=checkpoint_interval)
+    self.step = step_counter
+    self.previous_step = int(step_counter.numpy())
+
+  def restore_or_initialize(self):
+    path = super().restore_or_initialize()
+    self.previous_step = int(self.step.numpy())
+    return path
+
+  def save(self, checkpoint_number=None, check_interval=True, options=None):
+    """Writes a checkpoint (see the class docstring); returns its path, or None."""
+    step = int(self.step.numpy())
+    previous, self.previous_step = self.previous_step, step
+    if check_interval and step // self.checkpoint_interval <= (
+        previous // self.checkpoint_interval):
+      return None
+    return super().save(checkpoint_number=checkpoint_number, check_interval=False,
+                        options=options)
 
 
 class Rollback:

@@ -13,12 +13,14 @@ import orbit
 import tensorflow as tf
 import tf_keras
 
+from data.user_error import UserError
 from tasks.protocol import Task
 from training import distribution
 from training import precision
 from data.pretraining_loader import corrupt_file_error
 from training.checkpoint_path import restore_path
 from training.checkpoints import check_same_model
+from training.checkpoints import IntervalCheckpointManager
 from training.checkpoints import remove_partial_checkpoints
 from training.checkpoints import Rollback
 from training.checkpoints import training_checkpoint
@@ -58,10 +60,10 @@ class RuntimeConfig:
 
   def __post_init__(self):
     if self.distribution_strategy not in distribution.STRATEGIES:
-      raise ValueError(f"RuntimeConfig.distribution_strategy={self.distribution_strategy!r}"
+      raise UserError(f"RuntimeConfig.distribution_strategy={self.distribution_strategy!r}"
                        f" is not one of {distribution.STRATEGIES}")
     if self.precision not in precision.POLICIES:
-      raise ValueError(f"RuntimeConfig.precision={self.precision!r} is not one of "
+      raise UserError(f"RuntimeConfig.precision={self.precision!r} is not one of "
                        f"{precision.POLICIES}")
 
 
@@ -75,7 +77,8 @@ class TrainerConfig:
     steps_per_loop: steps per compiled inner loop, and per progress line.
     validation_interval: train_and_eval evaluates every this many steps, and at the end.
     validation_steps: evaluation batches per evaluation (-1 = the whole eval set).
-    checkpoint_interval: steps between checkpoints (also written at the end).
+    checkpoint_interval: checkpoints are written at its multiples (counted from step 0, as
+      the evaluations are) and at the end.
     max_to_keep: checkpoints kept.
     summary_interval: steps between per-step TensorBoard points (a multiple of
       steps_per_loop); loop averages are written every loop.
@@ -103,9 +106,9 @@ class TrainerConfig:
     for name in ("train_steps", "steps_per_loop", "validation_interval", "checkpoint_interval",
                  "max_to_keep", "summary_interval", "max_consecutive_bad_steps"):
       if getattr(self, name) < 1:
-        raise ValueError(f"TrainerConfig.{name} must be >= 1, got {getattr(self, name)}")
+        raise UserError(f"TrainerConfig.{name} must be >= 1, got {getattr(self, name)}")
     if self.summary_interval % self.steps_per_loop:
-      raise ValueError(f"TrainerConfig.summary_interval={self.summary_interval} must be a "
+      raise UserError(f"TrainerConfig.summary_interval={self.summary_interval} must be a "
                        f"multiple of steps_per_loop={self.steps_per_loop}")
 
 
@@ -161,8 +164,9 @@ def run_experiment(mode: str, model_dir: str, task: Task = gin.REQUIRED,
 
   with strategy.scope():
     model = task.build_model()
-    optimizer = precision.with_loss_scaling(create_optimizer(config.train_steps),
-                                            runtime.precision)
+    # eval and export restore only the optimizer's step: no schedule to check.
+    optimizer = precision.with_loss_scaling(
+        create_optimizer(config.train_steps if training else None), runtime.precision)
     metrics_file = MetricsFile(os.path.join(model_dir, "metrics.jsonl"), optimizer.iterations)
     train_iterator = iter(training_batches(task, strategy)) if training else None
     eval_dataset = (strategy.distribute_datasets_from_function(
@@ -182,7 +186,7 @@ def run_experiment(mode: str, model_dir: str, task: Task = gin.REQUIRED,
     checkpoint = training_checkpoint(model, optimizer,
                                      train_iterator if saves_iterator else None,
                                      trainer.fault_counts)
-    manager = tf.train.CheckpointManager(
+    manager = IntervalCheckpointManager(
         checkpoint, checkpoint_dir(model_dir, strategy), max_to_keep=config.max_to_keep,
         step_counter=optimizer.iterations, checkpoint_interval=config.checkpoint_interval)
     trainer.rollback = Rollback(manager, model, optimizer, strategy)

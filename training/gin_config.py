@@ -19,8 +19,10 @@ from typing import Iterable, List, Optional, Sequence
 import gin
 import tensorflow as tf
 
+from data.user_error import UserError
 
-class ConfigError(ValueError):
+
+class ConfigError(UserError):
   """A user mistake in the gin files or bindings; the message is one line."""
 
 

@@ -24,6 +24,8 @@ import numpy as np
 from safetensors.numpy import load as safetensors_load
 import tensorflow as tf
 
+from data.user_error import MissingFileError
+from data.user_error import UserError
 from training.hf_parts import ARCHITECTURES
 from training.hf_parts import HfPart
 from training.hf_parts import hf_parts
@@ -66,7 +68,7 @@ def read_hf_checkpoint(directory: str) -> Tuple[Dict, StateDict]:
       shard_names = sorted(set(json.load(file)["weight_map"].values()))
     shards = [os.path.join(directory, name) for name in shard_names]
   else:
-    raise FileNotFoundError(
+    raise MissingFileError(
         f"{directory} has a config.json but no model.safetensors: this library reads "
         "transformers' safetensors format; convert a pytorch_model.bin with transformers "
         "(model.save_pretrained(dir, safe_serialization=True))")
@@ -124,7 +126,7 @@ def load_part(part: HfPart, architecture: str, state: StateDict, source: str,
   encoder_slots = part.encoder_slots(model_type)
   missing = [slot.name for slot in encoder_slots if slot.name not in state]
   if missing:
-    raise ValueError(
+    raise UserError(
         f"{source} ({architecture}) lacks {len(missing)} of the {part.name}'s "
         f"{len(encoder_slots)} encoder weights, e.g. {', '.join(missing[:4])}: it is no "
         "checkpoint of this encoder (check encoder_config: layers, sizes)")
@@ -133,7 +135,7 @@ def load_part(part: HfPart, architecture: str, state: StateDict, source: str,
     slots += part.head_slots()
   absent = [slot.name for slot in slots if slot.name not in state]
   if absent:
-    raise ValueError(f"{source} ({architecture}) has no {', '.join(absent[:4])}")
+    raise UserError(f"{source} ({architecture}) has no {', '.join(absent[:4])}")
   for slot in slots:  # every shape is checked before any variable changes
     slot.check_hf_shape(state[slot.name], source)
   for slot in slots:
@@ -238,7 +240,7 @@ def warm_start_model(model, init_checkpoint: str,
   main_part = next(iter(parts.values()))
   reports = {}
   if init_generator_checkpoint and "generator" not in parts:
-    raise ValueError(f"TrainerConfig.init_generator_checkpoint={init_generator_checkpoint} "
+    raise UserError(f"TrainerConfig.init_generator_checkpoint={init_generator_checkpoint} "
                      "but this model has no generator")
   if is_hf_directory(init_checkpoint):
     config, state = read_hf_checkpoint(init_checkpoint)
@@ -254,7 +256,7 @@ def warm_start_model(model, init_checkpoint: str,
           keep=_variable_refs(main_part))
   elif init_checkpoint:  # one of our runs, which holds the generator too
     if init_generator_checkpoint:
-      raise ValueError(
+      raise UserError(
           "TrainerConfig.init_generator_checkpoint goes with a transformers folder or a TF1 "
           f"checkpoint as init_checkpoint, or alone; {init_checkpoint} is one of our runs, "
           "whose checkpoint holds the generator already")

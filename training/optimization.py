@@ -4,13 +4,14 @@ warm-up and linear decay.
 Gradient clipping is not done here: the train step clips the all-reduced gradients by
 their global norm (the same on any number of replicas), then applies them.
 """
-from typing import Sequence
+from typing import Optional, Sequence
 
 import gin
 import tf_keras
 from official.modeling.optimization import optimizer_factory
 from official.modeling.optimization.configs import optimization_config
 
+from data.user_error import UserError
 from training.fused_lamb import FusedLAMB
 
 OPTIMIZERS = ("adamw", "lamb")
@@ -19,7 +20,7 @@ NO_WEIGHT_DECAY = ("LayerNorm", "layer_norm", "bias")
 
 
 @gin.configurable(denylist=["total_steps"])
-def create_optimizer(total_steps: int, optimizer: str = "adamw",
+def create_optimizer(total_steps: Optional[int], optimizer: str = "adamw",
                      learning_rate: float = 5e-4, warmup_steps: int = 10000,
                      end_learning_rate: float = 0.0, weight_decay_rate: float = 0.01,
                      beta_1: float = 0.9, beta_2: float = 0.999, epsilon: float = 1e-6,
@@ -32,7 +33,9 @@ def create_optimizer(total_steps: int, optimizer: str = "adamw",
   the decay line runs from step 0, the warm-up overrides its start).
 
   Args:
-    total_steps: number of training steps (the decay's end).
+    total_steps: number of training steps (the decay's end); None: no schedule (a constant
+      `learning_rate`, warmup_steps not read), for runs that only restore the optimizer's
+      step (eval, export).
     optimizer: "adamw" (decoupled weight decay) or "lamb" (the ELECTRA paper's choice).
     learning_rate: peak learning rate.
     warmup_steps: linear warm-up length (0 = none).
@@ -47,23 +50,24 @@ def create_optimizer(total_steps: int, optimizer: str = "adamw",
     ValueError: an unknown optimizer or non-positive steps.
   """
   if optimizer not in OPTIMIZERS:
-    raise ValueError(f"Unknown optimizer {optimizer!r}; choose one of {OPTIMIZERS}")
-  if not 0 <= warmup_steps < total_steps:
+    raise UserError(f"Unknown optimizer {optimizer!r}; choose one of {OPTIMIZERS}")
+  if total_steps is not None and not 0 <= warmup_steps < total_steps:
     # The warm-up ends at the decay line's value there: 0 if it lasts the whole run.
-    raise ValueError(f"create_optimizer needs 0 <= warmup_steps < total_steps, got "
+    raise UserError(f"create_optimizer needs 0 <= warmup_steps < total_steps, got "
                      f"warmup_steps={warmup_steps}, total_steps={total_steps}")
   optimizer_params = dict(beta_1=beta_1, beta_2=beta_2, epsilon=epsilon,
                           weight_decay_rate=weight_decay_rate,
                           exclude_from_weight_decay=list(exclude_from_weight_decay))
   if optimizer == "adamw":
     optimizer_params["gradient_clip_norm"] = 0.0  # the train step clips
-  params = {
-      "optimizer": {"type": optimizer, optimizer: optimizer_params},
-      "learning_rate": {"type": "polynomial", "polynomial": {
-          "initial_learning_rate": learning_rate, "decay_steps": total_steps,
-          "end_learning_rate": end_learning_rate, "power": 1.0}},
-  }
-  if warmup_steps:
+  schedule = {"type": "polynomial", "polynomial": {
+      "initial_learning_rate": learning_rate, "decay_steps": total_steps,
+      "end_learning_rate": end_learning_rate, "power": 1.0}}
+  if total_steps is None:
+    schedule = {"type": "constant", "constant": {"learning_rate": learning_rate}}
+  params = {"optimizer": {"type": optimizer, optimizer: optimizer_params},
+            "learning_rate": schedule}
+  if warmup_steps and total_steps is not None:
     params["warmup"] = {"type": "linear", "linear": {
         "warmup_steps": warmup_steps, "warmup_learning_rate": 0.0}}
   factory = optimizer_factory.OptimizerFactory(

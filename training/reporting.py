@@ -5,6 +5,8 @@ import os
 import time
 from typing import Dict, List, Mapping, Optional
 
+from absl import logging
+import orbit
 import tensorflow as tf
 
 # Printed first, in this order; other outputs follow alphabetically.
@@ -22,6 +24,24 @@ def format_outputs(outputs: Mapping[str, float]) -> str:
   keys = [k for k in _LEADING_KEYS if k in outputs]
   keys += sorted(k for k in outputs if k not in _LEADING_KEYS)
   return " ".join(f"{key}={float(outputs[key]):.4g}" for key in keys)
+
+
+# What orbit's Controller may still print: the rest (each loop's outputs as a dict, each
+# evaluation's, "training until step N") repeats our lines below.
+_ORBIT_PRINTED = ("saved checkpoint to ", "restored model from ")
+
+
+def _orbit_log(message: str):
+  logging.info(message)
+  if message.startswith(_ORBIT_PRINTED):
+    print(message, flush=True)
+
+
+def quiet_orbit_progress():
+  """Keeps orbit's own progress and evaluation printouts in the INFO log only (shown with
+  --verbosity=0), so each loop prints one line, ProgressLine's; its checkpoint and restore
+  lines are still printed. (orbit 2.20 prints through `orbit.controller._log`.)"""
+  orbit.controller._log = _orbit_log  # pylint: disable=protected-access
 
 
 class ProgressLine:

@@ -15,6 +15,7 @@ from absl import logging
 import tensorflow as tf
 
 from data import tokenization
+from data.user_error import UserError
 
 VOCAB_FILE = "vocab.txt"
 TOKENIZATION_FILE = "tokenization.json"
@@ -62,7 +63,7 @@ def write_run_vocab(directory: str, vocab: RunVocab) -> None:
   if saved is not None:
     reason = saved.disagreement(vocab)
     if reason:
-      raise ValueError(f"{directory} was trained with another vocab than this run's: {reason}")
+      raise UserError(f"{directory} was trained with another vocab than this run's: {reason}")
     return
   tf.io.gfile.makedirs(directory)
   tf.io.gfile.copy(vocab.vocab_file, os.path.join(directory, VOCAB_FILE), overwrite=True)
@@ -128,5 +129,5 @@ def check_init_checkpoint_vocab(init_checkpoint: str, vocab: RunVocab) -> None:
   saved = read_run_vocab(directory)
   reason = saved.disagreement(vocab) if saved is not None else None
   if reason:
-    raise ValueError(f"TrainerConfig.init_checkpoint={init_checkpoint} was trained with "
+    raise UserError(f"TrainerConfig.init_checkpoint={init_checkpoint} was trained with "
                      f"another vocab than this run's records: {reason}")

@@ -9,7 +9,6 @@
 #
 # Usage: bash data/sample/make_sample_records.sh [PYTHON]   (default: .venv/bin/python)
 set -euo pipefail
-export TF_CPP_MIN_LOG_LEVEL="${TF_CPP_MIN_LOG_LEVEL:-2}"
 cd "$(dirname "$0")/../.."
 PYTHON="${1:-.venv/bin/python}"
 OUT=data/sample/tfrecords

@@ -104,3 +104,9 @@ def test_presets_are_gin_bindable_and_typos_fail_loudly():
   assert (config.hidden_size, config.vocab_size) == (32, 77)
   with pytest.raises(ValueError, match="hiden_size"):
     gin.parse_config("TransformerEncoder.hiden_size = 3")
+
+
+@pytest.mark.parametrize("size", sorted(set(ENCODER_PRESETS) - {"tiny"}))
+def test_every_model_preset_has_bert_s_512_positions(size):
+  # So a run pretrained at seq 128 (quickstart: mini) fine-tunes SQuAD at 384 or 512.
+  assert encoder_config(size).max_sequence_length == 512

@@ -7,6 +7,8 @@ from modeling.electra import ElectraPretrainer
 from modeling.encoder_config import encoder_config
 from modeling.sampling import example_seeds
 from tests.kit.pretraining import pretraining_examples
+from training.checkpoints import checkpoint_step
+from training.checkpoints import IntervalCheckpointManager
 from training.checkpoints import Rollback
 from training.checkpoints import warm_start
 from training.optimization import create_optimizer
@@ -78,3 +80,35 @@ def test_rollback_restores_the_last_checkpoint_once(tmp_path):
     np.testing.assert_array_equal(before, weight.numpy())
   with pytest.raises(FloatingPointError, match="again"):
     rollback()
+
+
+def _saved_steps(manager, step, loop_ends):
+  saved = []
+  for end in loop_ends:  # orbit saves with check_interval after each loop
+    step.assign(end)
+    if manager.save(checkpoint_number=end):
+      saved.append(end)
+  return saved
+
+
+def test_interval_checkpoints_land_on_multiples_counted_from_step_0(tmp_path):
+  step = tf.Variable(0, dtype=tf.int64)
+  manager = IntervalCheckpointManager(tf.train.Checkpoint(step=step), str(tmp_path), 10,
+                                      step_counter=step, checkpoint_interval=4)
+  manager.restore_or_initialize()
+  # Loops of 2 steps: the multiples of 4 (tf.train.CheckpointManager: 2, 6, 10).
+  assert _saved_steps(manager, step, [2, 4, 6, 8, 10]) == [4, 8]
+  # Loops of 3 steps (not dividing 4): the first loop end past each multiple.
+  assert _saved_steps(manager, step, [13, 16, 19, 22, 25]) == [13, 16, 22, 25]
+  # The end of training (check_interval=False) is written whatever the step.
+  step.assign(26)
+  assert manager.save(checkpoint_number=26, check_interval=False).endswith("ckpt-26")
+  # A resumed run counts from the restored step 26: the next multiple is 28.
+  resumed = IntervalCheckpointManager(tf.train.Checkpoint(step=step), str(tmp_path), 10,
+                                      step_counter=step, checkpoint_interval=4)
+  step.assign(0)
+  resumed.restore_or_initialize()
+  assert int(step.numpy()) == 26
+  assert _saved_steps(resumed, step, [27, 28]) == [28]
+  assert [checkpoint_step(path) for path in resumed.checkpoints] == [4, 8, 13, 16, 22, 25, 26,
+                                                                     28]

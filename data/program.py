@@ -1,0 +1,56 @@
+"""What the programs (official_runner.py, data.create_pretraining_data,
+data.create_finetuning_data, data.build_vocab) do first: they import this module before
+TensorFlow loads, and their entry points call `start(__name__)` before `app.run`.
+
+- --help lists the program's flags also when it runs as a console command (pyproject.toml).
+- No TensorFlow start-up notices on a machine without a GPU, and no error hidden:
+  importing this sets TensorFlow's C++ log level to 2 (errors only: no CUDA driver, oneDNN or
+  CPU-feature notices) unless the user set TF_CPP_MIN_LOG_LEVEL (0 shows everything).
+  `start` lets TensorFlow find its devices (which it does once), dropping
+  the one error line `failed call to cuInit` that it logs where the CUDA libraries are
+  installed but the machine has no NVIDIA device (/dev/nvidia0, ...). Anything else written
+  to stderr meanwhile is written back; with an NVIDIA device present, or
+  TF_CPP_MIN_LOG_LEVEL=0 (everything asked for), nothing is dropped.
+"""
+import glob
+import os
+import sys
+import tempfile
+
+from absl import flags
+
+os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+_NO_GPU_LINE = "failed call to cuInit"
+
+
+def start(module_name: str) -> None:
+  """Call in a program's entry point, before app.run: see the module docstring.
+
+  Args:
+    module_name: the program module's `__name__`.
+  """
+  if module_name != "__main__":  # a console command: absl's --help shows sys.argv[0]'s flags
+    for flag in flags.FLAGS.get_key_flags_for_module(module_name):
+      flags.FLAGS.register_key_flag_for_module(sys.argv[0], flag)
+  list_devices_quietly()
+
+
+def list_devices_quietly() -> None:
+  """Lists the physical devices (initialising CUDA, not the TensorFlow context)."""
+  import tensorflow as tf  # pylint: disable=g-import-not-at-top
+  if os.environ["TF_CPP_MIN_LOG_LEVEL"] == "0" or glob.glob("/dev/nvidia[0-9]*"):
+    tf.config.list_physical_devices()
+    return
+  sys.stderr.flush()
+  saved_stderr = os.dup(2)
+  with tempfile.TemporaryFile() as captured:
+    os.dup2(captured.fileno(), 2)
+    try:
+      tf.config.list_physical_devices()
+    finally:
+      os.dup2(saved_stderr, 2)
+      os.close(saved_stderr)
+      captured.seek(0)
+      lines = captured.read().decode("utf-8", "replace").splitlines(keepends=True)
+      sys.stderr.write("".join(line for line in lines if _NO_GPU_LINE not in line))
+      sys.stderr.flush()
