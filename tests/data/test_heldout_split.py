@@ -7,7 +7,8 @@ from data import create_pretraining_data
 from data import heldout_split
 from data import text_reading
 from data.user_error import UserError
-from tests.data import helpers
+from tests.kit import paths
+from tests.kit import record_job as helpers
 
 
 def _documents(count):
@@ -30,13 +31,13 @@ def test_the_split_is_by_document_text_whatever_the_order():
 
 
 def test_eval_fraction_writes_train_and_eval_records_of_disjoint_documents(tmp_path):
-  chunks, _ = text_reading.plan_chunks([helpers.TINY_CORPUS])
+  chunks, _ = text_reading.plan_chunks([paths.TINY_CORPUS])
   documents = [document for chunk in chunks
                for document in text_reading.read_chunk_documents(chunk)[0]]
   expected_eval = sum(heldout_split.is_heldout(document, 0.3) for document in documents)
   assert 0 < expected_eval < len(documents) == 10
   written = create_pretraining_data.run_with_heldout_split(
-      helpers.TINY_CORPUS, helpers.SAMPLE_VOCAB, str(tmp_path), 0.3,
+      paths.TINY_CORPUS, paths.SAMPLE_VOCAB, str(tmp_path), 0.3,
       max_seq_length=helpers.SEQ_LENGTH, max_predictions_per_seq=helpers.MAX_PREDICTIONS,
       dupe_factor=2, num_shards=3)
   assert written["eval"]["counts"]["documents"] == expected_eval
@@ -55,6 +56,6 @@ def test_eval_fraction_writes_train_and_eval_records_of_disjoint_documents(tmp_p
 def test_a_fraction_that_holds_out_nothing_is_a_clear_error(tmp_path):
   with pytest.raises(UserError, match=r"--eval_fraction=1e-09 left the eval split no document"):
     create_pretraining_data.run_with_heldout_split(
-        helpers.TINY_CORPUS, helpers.SAMPLE_VOCAB, str(tmp_path), 1e-9,
+        paths.TINY_CORPUS, paths.SAMPLE_VOCAB, str(tmp_path), 1e-9,
         max_seq_length=helpers.SEQ_LENGTH, max_predictions_per_seq=helpers.MAX_PREDICTIONS,
         dupe_factor=1, num_shards=1)

@@ -10,9 +10,9 @@ import pytest
 from data.user_error import user_error_message
 from data.user_error import UserError
 import official_runner
-from tests.training.helpers import pretraining_examples
-from tests.training.helpers import tiny_electra_bindings
-from tests.training.helpers import write_pretraining_records
+from tests.kit.pretraining import pretraining_examples
+from tests.kit.runs import tiny_electra_bindings
+from tests.kit.pretraining import write_pretraining_records
 from training.experiment import run_experiment
 
 # TensorFlow's C++ start-up notices on a machine without a GPU (log levels I and W).
