@@ -44,6 +44,7 @@ from absl import app
 from absl import flags
 
 import official_runner
+from bench import dev_subset
 from bench import flops
 from bench import plotting
 from bench import pretraining_setup
@@ -61,16 +62,12 @@ pretraining_setup.define_objectives_flag()
 flags.DEFINE_string("plot", "", "PNG path (default: <work_dir>/sample_efficiency.png).")
 flags.DEFINE_bool("keep_finetuning_checkpoints", False,
                   "Keep each fine-tuning run's checkpoint (default: deleted once scored).")
+flags.DEFINE_bool("in_process", True, "Run official_runner.py's runs in this process (saves "
+                  "starting Python and TensorFlow for each); --noin_process: subprocesses.")
 flags.mark_flag_as_required("work_dir")
 
 REPO_ROOT = official_runner.REPO_ROOT
 PAPER_SIZE = "small"  # configs/pretrain/<objective>_small.gin: the objective's settings
-
-
-def _runner(mode: str, gin_files: List[str], model_dir: str, bindings: List[str]) -> List[str]:
-  return ([sys.executable, "official_runner.py", f"--mode={mode}", f"--model_dir={model_dir}"]
-          + [f"--gin_file={path}" for path in gin_files]
-          + [f"--gin_param={binding}" for binding in bindings])
 
 
 def step_flops(recipe: study_recipe.Recipe, objective: str) -> float:
@@ -106,7 +103,8 @@ def _checkpoint_wall_s(run_dir: str, prefix: str, steps: int, total_steps: int) 
   return round(study_runs.wall_seconds(run_dir) * steps / total_steps, 1)
 
 
-def pretrain(recipe: study_recipe.Recipe, objective: str, work_dir: str) -> List[Dict]:
+def pretrain(recipe: study_recipe.Recipe, objective: str, work_dir: str,
+             in_process: bool = False) -> List[Dict]:
   """Pretrains `objective` to every budget; returns one point per budget.
 
   Returns:
@@ -125,8 +123,8 @@ def pretrain(recipe: study_recipe.Recipe, objective: str, work_dir: str) -> List
     if record is None:
       print(f"{objective}: {flops_per_step:.3g} FLOPs a step, {plan['steps']} steps "
             f"({plan['steps'] * flops_per_step:.3g} FLOPs) into {run_dir}", flush=True)
-      study_runs.run(_runner("train", gin_files, run_dir, bindings), run_dir, "pretrain",
-                     REPO_ROOT)
+      study_runs.run(run_dir, "pretrain", runner=dict(
+          mode="train_and_eval", gin_files=gin_files, bindings=bindings), in_process=in_process)
       checkpoints = {}
       for multiple in plan["multiples"]:
         prefix = os.path.join(run_dir, f"ckpt-{multiple * unit_steps}")
@@ -156,13 +154,20 @@ def finetuning_data(recipe: study_recipe.Recipe, task: study_recipe.DownstreamTa
   """The task's fine-tuning records (made once per data flags, length and vocab)."""
   data_dir = os.path.join(work_dir, "data", f"{task.name}_{task.max_seq_length}_"
                           + study_recipe.fingerprint(task.data_flags, task.max_seq_length,
-                                                     recipe.vocab_file))
+                                                     recipe.vocab_file, task.dev_examples))
   if not os.path.exists(os.path.join(data_dir, "meta_data.json")):
-    study_runs.run([sys.executable, "-m", "data.create_finetuning_data"]
-                   + list(task.data_flags) + [
-                       f"--vocab_file={recipe.vocab_file}", f"--output_dir={data_dir}",
-                       f"--max_seq_length={task.max_seq_length}"],
-                   data_dir, "create_finetuning_data", REPO_ROOT)
+    data_flags = list(task.data_flags)
+    if task.dev_examples:
+      input_dir = dev_subset.input_dir_of(data_flags)
+      if input_dir is None:
+        raise ValueError(f"{task.name}: dev_examples needs --input_dir in its data_flags")
+      data_flags.append("--dev_file=" + dev_subset.write_subset(
+          dev_subset.dev_file(os.path.join(REPO_ROOT, input_dir)), data_dir,
+          task.dev_examples))
+    study_runs.run(data_dir, "create_finetuning_data", command=[
+        sys.executable, "-m", "data.create_finetuning_data"] + data_flags + [
+            f"--vocab_file={recipe.vocab_file}", f"--output_dir={data_dir}",
+            f"--max_seq_length={task.max_seq_length}"])
   return data_dir
 
 
@@ -174,7 +179,8 @@ def _delete_checkpoints(model_dir: str):
 
 
 def finetune(recipe: study_recipe.Recipe, task: study_recipe.DownstreamTask, data_dir: str,
-             init_checkpoint: str, parent_dir: str, label: str) -> Dict:
+             init_checkpoint: str, parent_dir: str, label: str, in_process: bool = False,
+             keep_checkpoints: bool = False) -> Dict:
   """Fine-tunes `init_checkpoint` ('' = random) on `task` with every seed.
 
   Returns:
@@ -188,10 +194,10 @@ def finetune(recipe: study_recipe.Recipe, task: study_recipe.DownstreamTask, dat
     run_dir = os.path.join(runs_dir, f"seed_{seed}")
     record = study_runs.result(run_dir)
     if record is None:
-      study_runs.run(_runner("train_and_eval", [task.gin_file], run_dir,
-                             study_recipe.finetuning_bindings(recipe, task, init_checkpoint,
-                                                              data_dir, seed)),
-                     run_dir, "finetune", REPO_ROOT)
+      study_runs.run(run_dir, "finetune", runner=dict(
+          mode="train_and_eval", gin_files=[task.gin_file],
+          bindings=study_recipe.finetuning_bindings(recipe, task, init_checkpoint, data_dir,
+                                                    seed)), in_process=in_process)
       metrics = last_evaluation(os.path.join(run_dir, "metrics.jsonl"))
       if task.metric not in metrics:
         raise KeyError(f"{task.name}: no metric {task.metric!r} in {run_dir}/metrics.jsonl "
@@ -199,7 +205,7 @@ def finetune(recipe: study_recipe.Recipe, task: study_recipe.DownstreamTask, dat
       record = study_runs.write_result(run_dir, dict(
           score=metrics[task.metric], metrics=metrics, seed=seed,
           wall_s=study_runs.wall_seconds(run_dir), init_checkpoint=init_checkpoint))
-      if not FLAGS.keep_finetuning_checkpoints:
+      if not keep_checkpoints:
         _delete_checkpoints(run_dir)
       print(f"  {task.name} {label} seed {seed}: {task.metric} {record['score']:.2f} "
             f"({record['wall_s']:.0f} s)", flush=True)
@@ -220,8 +226,10 @@ def _cell(objective: str, point: Dict, task: study_recipe.DownstreamTask,
   return cell
 
 
-def run_study(recipe: study_recipe.Recipe, objectives: List[str], work_dir: str) -> Dict:
+def run_study(recipe: study_recipe.Recipe, objectives: List[str], work_dir: str,
+              in_process: bool = False, keep_checkpoints: bool = False) -> Dict:
   """Every run of the study (the missing ones only); returns what results.json holds."""
+  options = dict(in_process=in_process, keep_checkpoints=keep_checkpoints)
   data_dirs = {task.name: finetuning_data(recipe, task, work_dir) for task in recipe.tasks}
   no_pretraining = dict(budget=0, steps=0, flops=0.0, checkpoint="", pretraining_wall_s=0.0)
   cells, pretraining = [], {}
@@ -229,9 +237,9 @@ def run_study(recipe: study_recipe.Recipe, objectives: List[str], work_dir: str)
   for task in recipe.tasks:
     cells.append(_cell(study_report.NO_PRETRAINING, no_pretraining, task, finetune(
         recipe, task, data_dirs[task.name], "",
-        os.path.join(work_dir, study_report.NO_PRETRAINING), "random_init")))
+        os.path.join(work_dir, study_report.NO_PRETRAINING), "random_init", **options)))
   for objective in objectives:
-    points = pretrain(recipe, objective, work_dir)
+    points = pretrain(recipe, objective, work_dir, in_process)
     pretraining[objective] = [study_runs.result(run_dir) for run_dir in
                               dict.fromkeys(point["run_dir"] for point in points)]
     for point in points:
@@ -239,16 +247,31 @@ def run_study(recipe: study_recipe.Recipe, objectives: List[str], work_dir: str)
       for task in recipe.tasks:
         cells.append(_cell(objective, point, task, finetune(
             recipe, task, data_dirs[task.name], point["checkpoint"], point["run_dir"],
-            f"step_{point['steps']}")))
+            f"step_{point['steps']}", **options)))
   return dict(recipe=study_recipe.as_dict(recipe), objectives=objectives,
               pretraining=pretraining, cells=cells)
+
+
+def study(recipe: study_recipe.Recipe, objectives: List[str], work_dir: str, plot_path: str,
+          in_process: bool = False, keep_checkpoints: bool = False) -> Dict:
+  """Runs what is missing, then writes results.json, results.md and the PNG; returns results."""
+  results = run_study(recipe, objectives, work_dir, in_process, keep_checkpoints)
+  table = study_report.markdown_table(results["cells"])
+  print("\n" + table, flush=True)
+  with open(os.path.join(work_dir, "results.json"), "w", encoding="utf-8") as f:
+    json.dump(results, f, indent=1)
+  with open(os.path.join(work_dir, "results.md"), "w", encoding="utf-8") as f:
+    f.write(f"# {recipe.name}\n\n{table}")
+  study_report.plot(results["cells"], plot_path,
+                    f"{recipe.name}: dev score vs pretraining FLOPs (mean ± std over seeds)")
+  return results
 
 
 def main(argv):
   del argv
   try:
     recipe = study_recipe.load(FLAGS.recipe, FLAGS.recipe_param)
-  except (ConfigError, ValueError) as error:
+  except (ConfigError, ValueError, FileNotFoundError) as error:
     raise SystemExit(f"error: {error}") from None
   for pattern in (recipe.train_records, recipe.eval_records):
     if not glob.glob(pattern if os.path.isabs(pattern) else os.path.join(REPO_ROOT, pattern)):
@@ -256,15 +279,10 @@ def main(argv):
                        "bash data/sample/make_sample_records.sh)")
   plotting.pyplot()  # fail now, not after hours of training, if matplotlib is missing
   work_dir = os.path.abspath(FLAGS.work_dir)
-  results = run_study(recipe, list(FLAGS.objectives), work_dir)
-  table = study_report.markdown_table(results["cells"])
-  print("\n" + table, flush=True)
-  with open(os.path.join(work_dir, "results.json"), "w", encoding="utf-8") as f:
-    json.dump(results, f, indent=1)
-  with open(os.path.join(work_dir, "results.md"), "w", encoding="utf-8") as f:
-    f.write(f"# {recipe.name}\n\n{table}")
-  study_report.plot(results["cells"], FLAGS.plot or os.path.join(
-      work_dir, "sample_efficiency.png"), f"{recipe.name}: dev score vs pretraining FLOPs")
+  results = study(recipe, list(FLAGS.objectives), work_dir,
+                  os.path.abspath(FLAGS.plot) if FLAGS.plot
+                  else os.path.join(work_dir, "sample_efficiency.png"),
+                  FLAGS.in_process, FLAGS.keep_finetuning_checkpoints)
   print(json.dumps(dict(results=os.path.join(work_dir, "results.json"),
                         cells=len(results["cells"]))))
 

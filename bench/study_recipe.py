@@ -34,6 +34,8 @@ class DownstreamTask:
     epochs: fine-tuning epochs (finetuning_steps.epochs; a fraction is a part of one epoch,
       a different random part per seed).
     bindings: further fine-tuning gin bindings.
+    dev_examples: score on the first this many dev examples only (0: all; SQuAD keeps
+      whole paragraphs); needs --input_dir in data_flags and a file task, not a GLUE preset.
   """
   name: str = gin.REQUIRED
   data_flags: Tuple[str, ...] = gin.REQUIRED
@@ -42,6 +44,7 @@ class DownstreamTask:
   max_seq_length: int = 128
   epochs: float = 3.0
   bindings: Tuple[str, ...] = ()
+  dev_examples: int = 0
 
 
 @gin.configurable

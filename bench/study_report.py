@@ -66,6 +66,9 @@ def plot(cells: Sequence[Dict], path: str, title: str):
   """Score vs pretraining FLOPs, one panel per task, one curve (mean ± std) per objective.
 
   No pretraining (0 FLOPs, off a log axis) is a dashed line with its ± std band.
+
+  Returns:
+    The matplotlib figure, written to `path` (PNG).
   """
   plt = plotting.pyplot()
   tasks = _tasks(cells)
@@ -91,6 +94,7 @@ def plot(cells: Sequence[Dict], path: str, title: str):
     axes.set_xlabel("pretraining FLOPs (bench/flops.py, train)")
     axes.set_ylabel(f"{task} dev {metric}")
     axes.set_title(task)
-    axes.legend(fontsize=8)
+    axes.legend()
   figure.suptitle(title)
   plotting.save(figure, axes_list[0][-1], path)
+  return figure
