@@ -3,35 +3,42 @@ r"""Sample efficiency: fine-tuning score vs pretraining FLOPs, per objective, ov
   python -m bench.sample_efficiency --work_dir=/tmp/sample_efficiency \
       [--recipe=configs/study/kjv_toy.gin] [--recipe_param="Recipe.num_seeds = 5" ...] \
       [--objectives=bert,electra,teams,electra_hp_loss,electra_hp_dist,script] \
-      [--plot=/tmp/sample_efficiency.png]
+      [--plot=/tmp/sample_efficiency.png] [--noin_process] [--keep_finetuning_checkpoints] \
+      [--plan_only]
 
 The ELECTRA paper's Figure 1, on one machine. The recipe (bench/study_recipe.py; presets
-configs/study/kjv_toy.gin, the bundled sample, and configs/study/wordnet.gin, the study
-corpus and its WordNet tasks) names the data, encoder, optimizer, budgets and tasks:
+configs/study/kjv_toy.gin, the bundled sample, the default, and configs/study/wordnet.gin,
+the study corpus and its WordNet tasks) names the data, encoder, optimizer, budgets, tasks
+and seeds:
 
 1. Each objective's paper config (configs/pretrain/<objective>_small.gin) with the recipe's
-   encoder, records, masking, optimizer, batch and sequence length is pretrained by
-   official_runner.py for the same training FLOPs: bench/flops.py's `train` count per step,
-   so each objective gets budget / (its FLOPs per step) steps. Budgets are
-   Recipe.budget_multiples x Recipe.budget_flops; Recipe.budget_schedule "checkpoints"
-   (default) trains one run per objective to the largest budget and fine-tunes its
-   checkpoint at each budget (one learning-rate schedule: warm-up, then linear decay to 0
-   at the largest budget, so the smaller budgets' checkpoints are not annealed); "runs"
-   trains a run per budget, each with its own schedule (1 + 2 + 3 = 6 budget units of
-   pretraining instead of 3 for multiples 1, 2, 3).
+   encoder, records, masking, optimizer, batch and sequence length is pretrained
+   (official_runner.py's train_and_eval: one held-out evaluation at the end) for the same
+   training FLOPs: bench/flops.py's `train` count per step, so each objective gets
+   budget / (its FLOPs per step) steps. Budgets are Recipe.budget_multiples x
+   Recipe.budget_flops. Recipe.budget_schedule "checkpoints" (default) trains one run per
+   objective to the largest budget and fine-tunes its checkpoint at each budget: one
+   learning-rate schedule (warm-up, then linear decay to 0 at the largest budget), so the
+   smaller budgets' checkpoints are taken before the decay ends; "runs" trains a run per
+   budget, each with its own schedule, for the sum of the budgets instead of the largest
+   (1 + 2 + 4 = 7 budget units instead of 4 for multiples 1, 2, 4).
 2. Every checkpoint's encoder, and a randomly initialised one (0 FLOPs), is fine-tuned on
-   every task of the recipe with Recipe.num_seeds seeds and scored on the task's dev set.
-3. <work_dir>/results.json (every run, its scores and wall times, the pretraining runs'
-   held-out evaluations), <work_dir>/results.md (objective x budget: each task's mean ± std
-   over seeds, FLOPs, wall time) and a PNG: score vs pretraining FLOPs with ± std error
-   bars, one curve per objective, one panel per task.
+   every task of the recipe with Recipe.num_seeds seeds (0, 1, ...) and scored on the
+   task's dev set (Recipe tasks' dev_examples: its first N examples).
+3. <work_dir>/results.json (every cell's scores, mean, std, wall and CPU seconds per run;
+   the pretraining runs with their held-out evaluation, wall and CPU seconds),
+   <work_dir>/results.md (objective x budget: each task's mean ± std over seeds, steps,
+   FLOPs, wall time) and a PNG: score vs pretraining FLOPs with ± std error bars, one
+   curve per objective, one panel per task.
 
-Every run is a fresh process in its own folder under work_dir, named after its settings
+Every run has its own folder under work_dir, named after its settings
 (pretrain/<objective>_<steps>_steps_<hash>/ and, in it, finetune/<task>_step_<k>_<hash>/
-seed_<s>/; no_pretraining/finetune/...; data/<task>_<seq>_<hash>/ for the fine-tuning
-records). A run with a result.json is never redone; an interrupted pretraining run resumes
-from its last checkpoint; a changed setting gets new folders. Fine-tuned checkpoints are
-deleted once scored (--keep_finetuning_checkpoints keeps them).
+seed_<s>/; no_pretraining/finetune/<task>_random_init_<hash>/seed_<s>/;
+data/<task>_<seq>_<hash>/ for the fine-tuning records). A run with a result.json is never
+redone; an interrupted pretraining run resumes from its last checkpoint; a changed setting
+gets new folders. Runs go in this process by default (bench/study_runs.py: no Python and
+TensorFlow start-up per run); --noin_process starts official_runner.py for each. Fine-tuned
+checkpoints are deleted once scored.
 """
 import glob
 import json
@@ -64,6 +71,8 @@ flags.DEFINE_bool("keep_finetuning_checkpoints", False,
                   "Keep each fine-tuning run's checkpoint (default: deleted once scored).")
 flags.DEFINE_bool("in_process", True, "Run official_runner.py's runs in this process (saves "
                   "starting Python and TensorFlow for each); --noin_process: subprocesses.")
+flags.DEFINE_bool("plan_only", False, "Print the runs the study needs (steps per objective, "
+                  "fine-tuning runs) and stop.")
 flags.mark_flag_as_required("work_dir")
 
 REPO_ROOT = official_runner.REPO_ROOT
@@ -139,7 +148,8 @@ def pretrain(recipe: study_recipe.Recipe, objective: str, work_dir: str,
         evaluation = {}
       record = study_runs.write_result(run_dir, dict(
           objective=objective, step_flops=flops_per_step, steps=plan["steps"],
-          wall_s=study_runs.wall_seconds(run_dir), checkpoints=checkpoints,
+          wall_s=study_runs.wall_seconds(run_dir), cpu_s=study_runs.cpu_seconds(run_dir),
+          checkpoints=checkpoints,
           heldout_evaluation=evaluation, gin_files=gin_files, bindings=bindings))
     for multiple in plan["multiples"]:
       point = record["checkpoints"][str(multiple)]
@@ -184,12 +194,12 @@ def finetune(recipe: study_recipe.Recipe, task: study_recipe.DownstreamTask, dat
   """Fine-tunes `init_checkpoint` ('' = random) on `task` with every seed.
 
   Returns:
-    {scores, seeds, finetuning_wall_s, run_dirs}: one entry per seed.
+    {scores, seeds, finetuning_wall_s, finetuning_cpu_s, run_dirs}: one entry per seed.
   """
   setting = study_recipe.fingerprint(task.gin_file, study_recipe.finetuning_bindings(
       recipe, task, init_checkpoint, data_dir, seed=-1))
   runs_dir = os.path.join(parent_dir, "finetune", f"{task.name}_{label}_{setting}")
-  scores, walls, run_dirs = [], [], []
+  scores, walls, cpus, run_dirs = [], [], [], []
   for seed in range(recipe.num_seeds):
     run_dir = os.path.join(runs_dir, f"seed_{seed}")
     record = study_runs.result(run_dir)
@@ -204,16 +214,18 @@ def finetune(recipe: study_recipe.Recipe, task: study_recipe.DownstreamTask, dat
                        f"(it has {', '.join(sorted(metrics))})")
       record = study_runs.write_result(run_dir, dict(
           score=metrics[task.metric], metrics=metrics, seed=seed,
-          wall_s=study_runs.wall_seconds(run_dir), init_checkpoint=init_checkpoint))
+          wall_s=study_runs.wall_seconds(run_dir), cpu_s=study_runs.cpu_seconds(run_dir),
+          init_checkpoint=init_checkpoint))
       if not keep_checkpoints:
         _delete_checkpoints(run_dir)
       print(f"  {task.name} {label} seed {seed}: {task.metric} {record['score']:.2f} "
-            f"({record['wall_s']:.0f} s)", flush=True)
+            f"({record['wall_s']:.0f} s, {record['cpu_s']:.0f} CPU s)", flush=True)
     scores.append(record["score"])
     walls.append(record["wall_s"])
+    cpus.append(record["cpu_s"])
     run_dirs.append(run_dir)
   return dict(scores=scores, seeds=list(range(recipe.num_seeds)), finetuning_wall_s=walls,
-              run_dirs=run_dirs)
+              finetuning_cpu_s=cpus, run_dirs=run_dirs)
 
 
 def _cell(objective: str, point: Dict, task: study_recipe.DownstreamTask,
@@ -252,6 +264,20 @@ def run_study(recipe: study_recipe.Recipe, objectives: List[str], work_dir: str,
               pretraining=pretraining, cells=cells)
 
 
+def plan(recipe: study_recipe.Recipe, objectives: List[str]) -> Dict:
+  """Steps of each objective's pretraining runs and the number of fine-tuning runs."""
+  pretraining = {}
+  for objective in objectives:
+    flops_per_step = step_flops(recipe, objective)
+    unit_steps = max(1, round(recipe.budget_flops / flops_per_step))
+    pretraining[objective] = dict(
+        step_flops=flops_per_step, budget_steps=[m * unit_steps for m in recipe.budget_multiples],
+        run_steps=[run["steps"] for run in planned_runs(recipe, unit_steps)])
+  encoders = 1 + len(objectives) * len(recipe.budget_multiples)
+  return dict(pretraining=pretraining,
+              finetuning_runs=encoders * len(recipe.tasks) * recipe.num_seeds)
+
+
 def study(recipe: study_recipe.Recipe, objectives: List[str], work_dir: str, plot_path: str,
           in_process: bool = False, keep_checkpoints: bool = False) -> Dict:
   """Runs what is missing, then writes results.json, results.md and the PNG; returns results."""
@@ -277,6 +303,9 @@ def main(argv):
     if not glob.glob(pattern if os.path.isabs(pattern) else os.path.join(REPO_ROOT, pattern)):
       raise SystemExit(f"error: no records match {pattern} (the kjv_toy recipe's: run "
                        "bash data/sample/make_sample_records.sh)")
+  if FLAGS.plan_only:
+    print(json.dumps(plan(recipe, list(FLAGS.objectives)), indent=1))
+    return
   plotting.pyplot()  # fail now, not after hours of training, if matplotlib is missing
   work_dir = os.path.abspath(FLAGS.work_dir)
   results = study(recipe, list(FLAGS.objectives), work_dir,

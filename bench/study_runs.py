@@ -1,7 +1,7 @@
 """One folder per run: a run is timed per attempt and done once its `result.json` exists.
 
 A run's folder holds its log (`<name>.log`, the last attempt's output), `attempts.jsonl`
-(one line per attempt: seconds, exit status) and, once it has succeeded, `result.json`
+(one line per attempt: wall and CPU seconds, exit status) and, once it has succeeded, `result.json`
 (what the study keeps of it, with `wall_s`: the seconds of every attempt, summed). A run
 with a result.json is never started again; an interrupted one is started again in the same
 folder (pretraining resumes from its last checkpoint).
@@ -14,6 +14,7 @@ import contextlib
 import gc
 import json
 import os
+import resource
 import subprocess
 import sys
 import time
@@ -49,6 +50,18 @@ def attempts(run_dir: str):
     return []
   with open(path, encoding="utf-8") as f:
     return [json.loads(line) for line in f if line.strip()]
+
+
+def _cpu_seconds() -> float:
+  """User + system CPU seconds of this process and its finished subprocesses, all threads."""
+  return sum(usage.ru_utime + usage.ru_stime for usage in (
+      resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)))
+
+
+def cpu_seconds(run_dir: str) -> float:
+  """CPU seconds spent on the run (all threads, every attempt): on a busy machine a steadier
+  measure of its cost than wall time."""
+  return sum(attempt.get("cpu_seconds", 0.0) for attempt in attempts(run_dir))
 
 
 def wall_seconds(run_dir: str) -> float:
@@ -123,6 +136,7 @@ def run(run_dir: str, log_name: str, command: Optional[Sequence[str]] = None,
   os.makedirs(run_dir, exist_ok=True)
   log_path = os.path.join(run_dir, f"{log_name}.log")
   start = time.time()
+  cpu_start = _cpu_seconds()
   if runner and in_process:
     returncode = 0
     with _output_to(log_path):
@@ -141,6 +155,7 @@ def run(run_dir: str, log_name: str, command: Optional[Sequence[str]] = None,
                                   stderr=subprocess.STDOUT, check=False).returncode
   with open(os.path.join(run_dir, ATTEMPTS_FILE), "a", encoding="utf-8") as f:
     f.write(json.dumps(dict(start=start, seconds=round(time.time() - start, 2),
+                            cpu_seconds=round(_cpu_seconds() - cpu_start, 2),
                             returncode=returncode, in_process=bool(runner and in_process)))
             + "\n")
   if returncode:

@@ -24,7 +24,8 @@ def _cell(objective, budget, task, scores, flops=0.0):
 
 
 def test_table_has_mean_and_sample_std_over_seeds_per_objective_budget_and_task():
-  cells = [_cell("electra", 1, "a", [50.0, 60.0], 1e12), _cell("electra", 1, "b", [70.0, 70.0], 1e12),
+  cells = [_cell("electra", 1, "a", [50.0, 60.0], 1e12),
+           _cell("electra", 1, "b", [70.0, 70.0], 1e12),
            _cell(study_report.NO_PRETRAINING, 0, "a", [40.0, 41.0, 45.0]),
            _cell(study_report.NO_PRETRAINING, 0, "b", [30.0, 30.0, 30.0])]
   assert study_report.mean_and_std([50.0, 60.0]) == dict(mean=55.0, std=pytest.approx(7.0711, 1e-4))
@@ -129,6 +130,8 @@ def test_tiny_study_end_to_end_then_again_without_redoing_a_run(tmp_path):
   attempts = _attempt_logs(work_dir)
   # 2 data sets, 1 pretraining run, 3 encoders x 2 tasks x 2 seeds fine-tuned.
   assert len(attempts) == 2 + 1 + 12
+  assert sample_efficiency.plan(recipe, ["electra"]) == dict(finetuning_runs=12, pretraining=dict(
+      electra=dict(step_flops=step_flops, budget_steps=[1, 2], run_steps=[2])))
   assert all(len(log.splitlines()) == 1 for log in attempts.values())
   for cell in results["cells"]:
     scores, walls = [], []
@@ -136,6 +139,7 @@ def test_tiny_study_end_to_end_then_again_without_redoing_a_run(tmp_path):
       record = study_runs.result(run_dir)
       scores.append(record["score"])
       walls.append(record["wall_s"])
+      assert record["cpu_s"] > 0
       assert not [f for f in os.listdir(run_dir) if f.startswith("ckpt-")]  # deleted
     assert cell["scores"] == scores and cell["finetuning_wall_s"] == walls
     assert all(wall > 0 for wall in walls)
@@ -150,8 +154,8 @@ def test_tiny_study_end_to_end_then_again_without_redoing_a_run(tmp_path):
     assert json.load(f)["cells"] == json.loads(json.dumps(results["cells"]))
   with open(os.path.join(work_dir, "results.md")) as f:
     table = f.read().splitlines()
-  assert table[2] == ("| objective | budget | steps | FLOPs | pretraining wall (s) | single accuracy "
-                      "| pair accuracy | fine-tuning wall (s/run) |")
+  assert table[2] == ("| objective | budget | steps | FLOPs | pretraining wall (s) "
+                      "| single accuracy | pair accuracy | fine-tuning wall (s/run) |")
   for line, (objective, budget) in zip(table[4:], [("no_pretraining", "0"), ("electra", "1x"),
                                                    ("electra", "2x")]):
     row = [c for c in results["cells"] if c["objective"] == objective
