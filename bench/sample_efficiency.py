@@ -4,7 +4,8 @@ r"""Sample efficiency: fine-tuning score vs pretraining FLOPs, per objective, ov
       [--recipe=configs/study/kjv_toy.gin] [--recipe_param="Recipe.num_seeds = 5" ...] \
       [--objectives=bert,electra,teams,electra_hp_loss,electra_hp_dist,script] \
       [--plot=/tmp/sample_efficiency.png] [--noin_process] [--keep_finetuning_checkpoints] \
-      [--plan_only]
+      [--plan_only] [--budget_flops=1.5e13 --num_points=3 --learning_rate=2e-3 \
+       --finetune_epochs=10]
 
 The ELECTRA paper's Figure 1, on one machine. The recipe (bench/study_recipe.py; presets
 configs/study/kjv_toy.gin, the bundled sample, the default, and configs/study/wordnet.gin,
@@ -40,6 +41,7 @@ gets new folders. Runs go in this process by default (bench/study_runs.py: no Py
 TensorFlow start-up per run); --noin_process starts official_runner.py for each. Fine-tuned
 checkpoints are deleted once scored.
 """
+import dataclasses
 import glob
 import json
 import math
@@ -71,6 +73,14 @@ flags.DEFINE_bool("keep_finetuning_checkpoints", False,
                   "Keep each fine-tuning run's checkpoint (default: deleted once scored).")
 flags.DEFINE_bool("in_process", True, "Run official_runner.py's runs in this process (saves "
                   "starting Python and TensorFlow for each); --noin_process: subprocesses.")
+# Shortcuts for the common recipe changes (the toy study's flags before recipes).
+flags.DEFINE_float("budget_flops", None, "The largest pretraining budget, split into "
+                   "--num_points equal steps (Recipe.budget_flops = this / num_points, "
+                   "budget_multiples = 1 .. num_points).")
+flags.DEFINE_integer("num_points", None, "Budgets (checkpoints) per objective: multiples "
+                     "1 .. num_points of the smallest (default: the recipe's).")
+flags.DEFINE_float("learning_rate", None, "Recipe.learning_rate: peak pretraining rate.")
+flags.DEFINE_float("finetune_epochs", None, "Fine-tuning epochs of every task.")
 flags.DEFINE_bool("plan_only", False, "Print the runs the study needs (steps per objective, "
                   "fine-tuning runs) and stop.")
 flags.mark_flag_as_required("work_dir")
@@ -293,19 +303,37 @@ def study(recipe: study_recipe.Recipe, objectives: List[str], work_dir: str, plo
   return results
 
 
+def shortcut_params() -> List[str]:
+  """Recipe bindings of --budget_flops, --num_points and --learning_rate."""
+  params = []
+  if FLAGS.num_points is not None or FLAGS.budget_flops is not None:
+    if FLAGS.num_points is not None and FLAGS.num_points < 1:
+      raise app.UsageError("--num_points must be >= 1")
+    num_points = FLAGS.num_points or 3
+    params.append(f"Recipe.budget_multiples = {list(range(1, num_points + 1))}")
+    if FLAGS.budget_flops is not None:
+      params.append(f"Recipe.budget_flops = {FLAGS.budget_flops / num_points}")
+  if FLAGS.learning_rate is not None:
+    params.append(f"Recipe.learning_rate = {FLAGS.learning_rate}")
+  return params
+
+
 def main(argv):
   del argv
   try:
-    recipe = study_recipe.load(FLAGS.recipe, FLAGS.recipe_param)
+    recipe = study_recipe.load(FLAGS.recipe, FLAGS.recipe_param + shortcut_params())
   except (ConfigError, ValueError, FileNotFoundError) as error:
     raise SystemExit(f"error: {error}") from None
+  if FLAGS.finetune_epochs is not None:
+    recipe = dataclasses.replace(recipe, tasks=tuple(
+        dataclasses.replace(task, epochs=FLAGS.finetune_epochs) for task in recipe.tasks))
+  if FLAGS.plan_only:
+    print(json.dumps(plan(recipe, list(FLAGS.objectives)), indent=1))
+    return
   for pattern in (recipe.train_records, recipe.eval_records):
     if not glob.glob(pattern if os.path.isabs(pattern) else os.path.join(REPO_ROOT, pattern)):
       raise SystemExit(f"error: no records match {pattern} (the kjv_toy recipe's: run "
                        "bash data/sample/make_sample_records.sh)")
-  if FLAGS.plan_only:
-    print(json.dumps(plan(recipe, list(FLAGS.objectives)), indent=1))
-    return
   plotting.pyplot()  # fail now, not after hours of training, if matplotlib is missing
   work_dir = os.path.abspath(FLAGS.work_dir)
   results = study(recipe, list(FLAGS.objectives), work_dir,

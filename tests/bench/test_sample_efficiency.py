@@ -200,3 +200,20 @@ def test_dev_subset_keeps_the_first_examples_and_whole_squad_paragraphs(tmp_path
   with pytest.raises(ValueError, match="6 examples, fewer than the 7"):
     dev_subset.write_subset(str(tmp_path / "squad" / "dev-v1.1.json"), str(tmp_path / "o"), 7)
   assert dev_subset.input_dir_of(["--task=x", "--input_dir=/a"]) == "/a"
+
+
+def test_budget_flag_shortcuts_split_the_largest_budget_into_equal_points():
+  from absl import flags  # pylint: disable=g-import-not-at-top
+  from absl.testing import flagsaver  # pylint: disable=g-import-not-at-top
+  was_parsed = flags.FLAGS.is_parsed()
+  flags.FLAGS.mark_as_parsed()
+  try:
+    with flagsaver.flagsaver(budget_flops=1.5e13, num_points=2, learning_rate=5e-4):
+      assert sample_efficiency.shortcut_params() == [
+          "Recipe.budget_multiples = [1, 2]", "Recipe.budget_flops = 7500000000000.0",
+          "Recipe.learning_rate = 0.0005"]
+    with flagsaver.flagsaver(num_points=4):
+      assert sample_efficiency.shortcut_params() == ["Recipe.budget_multiples = [1, 2, 3, 4]"]
+  finally:
+    if not was_parsed:
+      flags.FLAGS.unparse_flags()
