@@ -73,6 +73,8 @@ flags.DEFINE_bool("keep_finetuning_checkpoints", False,
                   "Keep each fine-tuning run's checkpoint (default: deleted once scored).")
 flags.DEFINE_bool("in_process", True, "Run official_runner.py's runs in this process (saves "
                   "starting Python and TensorFlow for each); --noin_process: subprocesses.")
+flags.DEFINE_integer("runs_per_process", 25, "With --in_process, start this program afresh "
+                     "(it resumes) after this many runs: each run leaves ~90 MB behind.")
 # Shortcuts for the common recipe changes (the toy study's flags before recipes).
 flags.DEFINE_float("budget_flops", None, "The largest pretraining budget, split into "
                    "--num_points equal steps (Recipe.budget_flops = this / num_points, "
@@ -336,10 +338,18 @@ def main(argv):
                        "bash data/sample/make_sample_records.sh)")
   plotting.pyplot()  # fail now, not after hours of training, if matplotlib is missing
   work_dir = os.path.abspath(FLAGS.work_dir)
-  results = study(recipe, list(FLAGS.objectives), work_dir,
-                  os.path.abspath(FLAGS.plot) if FLAGS.plot
-                  else os.path.join(work_dir, "sample_efficiency.png"),
-                  FLAGS.in_process, FLAGS.keep_finetuning_checkpoints)
+  study_runs.set_run_limit(FLAGS.runs_per_process if FLAGS.in_process else None)
+  try:
+    results = study(recipe, list(FLAGS.objectives), work_dir,
+                    os.path.abspath(FLAGS.plot) if FLAGS.plot
+                    else os.path.join(work_dir, "sample_efficiency.png"),
+                    FLAGS.in_process, FLAGS.keep_finetuning_checkpoints)
+  except study_runs.RunLimitReached:
+    print(f"{study_runs.in_process_runs()} runs in this process: starting afresh to free "
+          "their memory (finished runs are kept)", flush=True)
+    os.environ["PYTHONPATH"] = os.pathsep.join(
+        [REPO_ROOT] + [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p])
+    os.execv(sys.executable, [sys.executable, "-m", "bench.sample_efficiency"] + sys.argv[1:])
   print(json.dumps(dict(results=os.path.join(work_dir, "results.json"),
                         cells=len(results["cells"]))))
 

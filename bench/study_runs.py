@@ -24,6 +24,24 @@ import official_runner
 
 RESULT_FILE = "result.json"
 ATTEMPTS_FILE = "attempts.jsonl"
+_IN_PROCESS_RUNS = [0]  # runs this process has held: each keeps ~90 MB that TF never frees
+
+
+_RUN_LIMIT = [None]
+
+
+class RunLimitReached(Exception):
+  """This process has held `set_run_limit`'s number of runs: start a fresh one to go on."""
+
+
+def in_process_runs() -> int:
+  """How many runs went in this process so far."""
+  return _IN_PROCESS_RUNS[0]
+
+
+def set_run_limit(limit: Optional[int]):
+  """In-process runs allowed before `run` raises RunLimitReached (None: no limit)."""
+  _RUN_LIMIT[0] = limit
 
 
 def result(run_dir: str) -> Optional[Dict]:
@@ -132,12 +150,16 @@ def run(run_dir: str, log_name: str, command: Optional[Sequence[str]] = None,
 
   Raises:
     RuntimeError: the run failed, with the tail of its log.
+    RunLimitReached: an in-process run past the limit (nothing started).
   """
   os.makedirs(run_dir, exist_ok=True)
   log_path = os.path.join(run_dir, f"{log_name}.log")
   start = time.time()
   cpu_start = _cpu_seconds()
   if runner and in_process:
+    if _RUN_LIMIT[0] is not None and _IN_PROCESS_RUNS[0] >= _RUN_LIMIT[0]:
+      raise RunLimitReached()  # before the run: every run so far has its result.json
+    _IN_PROCESS_RUNS[0] += 1
     returncode = 0
     with _output_to(log_path):
       try:

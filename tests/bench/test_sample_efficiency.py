@@ -217,3 +217,15 @@ def test_budget_flag_shortcuts_split_the_largest_budget_into_equal_points():
   finally:
     if not was_parsed:
       flags.FLAGS.unparse_flags()
+
+
+def test_an_in_process_run_past_the_limit_starts_nothing(tmp_path):
+  study_runs.set_run_limit(study_runs.in_process_runs())
+  try:
+    with pytest.raises(study_runs.RunLimitReached):
+      study_runs.run(str(tmp_path / "run"), "finetune", runner=dict(
+          mode="train_and_eval", gin_files=[], bindings=[]), in_process=True)
+  finally:
+    study_runs.set_run_limit(None)
+  assert study_runs.attempts(str(tmp_path / "run")) == []
+  assert not os.path.exists(tmp_path / "run" / "finetune.log")
