@@ -1,215 +1,357 @@
-r"""Sample efficiency at toy scale: fine-tuning score vs pretraining FLOPs, per objective.
+r"""Sample efficiency: fine-tuning score vs pretraining FLOPs, per objective, over seeds.
 
   python -m bench.sample_efficiency --work_dir=/tmp/sample_efficiency \
+      [--recipe=configs/study/kjv_toy.gin] [--recipe_param="Recipe.num_seeds = 5" ...] \
       [--objectives=bert,electra,teams,electra_hp_loss,electra_hp_dist,script] \
-      [--budget_flops=1.5e13] [--num_points=3] [--learning_rate=2e-3] [--finetune_epochs=10] \
-      [--plot=/tmp/sample_efficiency.png]
+      [--plot=/tmp/sample_efficiency.png] [--noin_process] [--keep_finetuning_checkpoints] \
+      [--plan_only] [--budget_flops=1.5e13 --num_points=3 --learning_rate=2e-3 \
+       --finetune_epochs=10]
 
-The ELECTRA paper's Figure 1 in miniature, on the bundled sample:
+The ELECTRA paper's Figure 1, on one machine. The recipe (bench/study_recipe.py; presets
+configs/study/kjv_toy.gin, the bundled sample, the default, and configs/study/wordnet.gin,
+the study corpus and its WordNet tasks) names the data, encoder, optimizer, budgets, tasks
+and seeds:
 
-1. Each objective's paper config (configs/pretrain/<objective>_small.gin) with the
-   quickstart's encoder (the "mini" preset cut to 2 layers, over the sample's 7669-piece
-   vocab), data (data/sample/tfrecords), optimizer (AdamW, --learning_rate, default 2e-3,
-   warm-up over the first sixth), batch 32 and 128 tokens is pretrained by
-   official_runner.py for the same budget of training FLOPs: bench/flops.py's `train` count
-   per step, so each objective gets budget / (its FLOPs per step) steps, with a checkpoint
-   at each of --num_points equal fractions of the budget.
-2. Every checkpoint's encoder is fine-tuned on kjv_books (configs/finetune/glue_kjv_books.gin
-   with the same encoder bindings) and scored by dev accuracy; so is a randomly initialised
-   encoder, the curves' common start at 0 FLOPs.
-3. A table, <work_dir>/results.json and a PNG: dev accuracy vs pretraining FLOPs, one curve
-   per objective.
+1. Each objective's paper config (configs/pretrain/<objective>_small.gin) with the recipe's
+   encoder, records, masking, optimizer, batch and sequence length is pretrained
+   (official_runner.py's train_and_eval: one held-out evaluation at the end) for the same
+   training FLOPs: bench/flops.py's `train` count per step, so each objective gets
+   budget / (its FLOPs per step) steps. Budgets are Recipe.budget_multiples x
+   Recipe.budget_flops. Recipe.budget_schedule "checkpoints" (default) trains one run per
+   objective to the largest budget and fine-tunes its checkpoint at each budget: one
+   learning-rate schedule (warm-up, then linear decay to 0 at the largest budget), so the
+   smaller budgets' checkpoints are taken before the decay ends; "runs" trains a run per
+   budget, each with its own schedule, for the sum of the budgets instead of the largest
+   (1 + 2 + 4 = 7 budget units instead of 4 for multiples 1, 2, 4).
+2. Every checkpoint's encoder, and a randomly initialised one (0 FLOPs), is fine-tuned on
+   every task of the recipe with Recipe.num_seeds seeds (0, 1, ...) and scored on the
+   task's dev set (Recipe tasks' dev_examples: its first N examples).
+3. <work_dir>/results.json (every cell's scores, mean, std, wall and CPU seconds per run;
+   the pretraining runs with their held-out evaluation, wall and CPU seconds),
+   <work_dir>/results.md (objective x budget: each task's mean ± std over seeds, steps,
+   FLOPs, wall time) and a PNG: score vs pretraining FLOPs with ± std error bars, one
+   curve per objective, one panel per task.
 
-At this scale, and on records made with ELECTRA's masking for every objective (TEAMS and
-SCRIPT ask for BERT masking), it shows the pipeline and the FLOPs bookkeeping, not the
-papers' results. Every run is a fresh process with its own directory under work_dir
-(<objective>_<steps>_steps_lr<learning rate>/ for pretraining, with
-step_<k>_finetune_<epochs>_epochs/ in it for each fine-tuning); a pretraining run resumes
-from its checkpoints and a finished fine-tuning run is not redone, so an interrupted
-benchmark continues where it stopped and a new budget, learning rate or number of epochs
-gets new runs.
+Every run has its own folder under work_dir, named after its settings
+(pretrain/<objective>_<steps>_steps_<hash>/ and, in it, finetune/<task>_step_<k>_<hash>/
+seed_<s>/; no_pretraining/finetune/<task>_random_init_<hash>/seed_<s>/;
+data/<task>_<seq>_<hash>/ for the fine-tuning records). A run with a result.json is never
+redone; an interrupted pretraining run resumes from its last checkpoint; a changed setting
+gets new folders. Runs go in this process by default (bench/study_runs.py: no Python and
+TensorFlow start-up per run); --noin_process starts official_runner.py for each. Fine-tuned
+checkpoints are deleted once scored.
 """
+import dataclasses
 import glob
 import json
+import math
 import os
-import subprocess
 import sys
-from typing import Dict, List, Sequence
+from typing import Dict, List
 
 from absl import app
 from absl import flags
-import tensorflow as tf
 
 import official_runner
+from bench import dev_subset
 from bench import flops
 from bench import plotting
 from bench import pretraining_setup
+from bench import study_recipe
+from bench import study_report
+from bench import study_runs
 from bench.finetune_seeds import last_evaluation
+from training.gin_config import ConfigError
 
 FLAGS = flags.FLAGS
-QUICKSTART_LEARNING_RATE = 2e-3  # configs/quickstart.gin's peak learning rate
 flags.DEFINE_string("work_dir", None, "Runs, fine-tuning data and results go here.")
+flags.DEFINE_string("recipe", "configs/study/kjv_toy.gin", "The recipe gin file.")
+flags.DEFINE_multi_string("recipe_param", [], "Recipe bindings, e.g. 'Recipe.num_seeds = 5'.")
 pretraining_setup.define_objectives_flag()
-flags.DEFINE_float("budget_flops", 1.5e13, "Pretraining FLOPs per objective (bench/flops.py "
-                   "`train` count; ELECTRA at these dimensions does 5.0e10 a step, so "
-                   "1.5e13 is the quickstart's 300 steps).")
-flags.DEFINE_integer("num_points", 3, "Checkpoints fine-tuned per objective, at equal "
-                     "fractions of the budget.")
-flags.DEFINE_float("learning_rate", QUICKSTART_LEARNING_RATE,
-                   "Peak pretraining learning rate, the same for every objective (default: "
-                   "the quickstart's; TEAMS' top layer collapses at it, see BUILD.md).")
-flags.register_validator("learning_rate", lambda rate: rate > 0,
-                         message="--learning_rate must be > 0")
-flags.DEFINE_float("finetune_epochs", 10, "Fine-tuning epochs over kjv_books' 600 verses.")
 flags.DEFINE_string("plot", "", "PNG path (default: <work_dir>/sample_efficiency.png).")
+flags.DEFINE_bool("keep_finetuning_checkpoints", False,
+                  "Keep each fine-tuning run's checkpoint (default: deleted once scored).")
+flags.DEFINE_bool("in_process", True, "Run official_runner.py's runs in this process (saves "
+                  "starting Python and TensorFlow for each); --noin_process: subprocesses.")
+flags.DEFINE_integer("runs_per_process", 25, "With --in_process, start this program afresh "
+                     "(it resumes) after this many runs: each run leaves ~90 MB behind.")
+# Shortcuts for the common recipe changes (the toy study's flags before recipes).
+flags.DEFINE_float("budget_flops", None, "The largest pretraining budget, split into "
+                   "--num_points equal steps (Recipe.budget_flops = this / num_points, "
+                   "budget_multiples = 1 .. num_points).")
+flags.DEFINE_integer("num_points", None, "Budgets (checkpoints) per objective: multiples "
+                     "1 .. num_points of the smallest (default: the recipe's).")
+flags.DEFINE_float("learning_rate", None, "Recipe.learning_rate: peak pretraining rate.")
+flags.DEFINE_float("finetune_epochs", None, "Fine-tuning epochs of every task.")
+flags.DEFINE_bool("plan_only", False, "Print the runs the study needs (steps per objective, "
+                  "fine-tuning runs) and stop.")
 flags.mark_flag_as_required("work_dir")
 
 REPO_ROOT = official_runner.REPO_ROOT
-SAMPLE_RECORDS = "data/sample/tfrecords/{split}/pretrain-*.tfrecord"
-# configs/quickstart.gin's encoder, shared by pretraining and fine-tuning.
-ENCODER_BINDINGS = ["encoder_config.size = 'mini'", "encoder_config.vocab_size = 7669",
-                    "encoder_config.overrides = {'num_layers': 2}"]
-BATCH_SIZE, SEQ_LENGTH, MASKED_POSITIONS = 32, 128, 20
-NO_PRETRAINING = "no_pretraining"
+PAPER_SIZE = "small"  # configs/pretrain/<objective>_small.gin: the objective's settings
 
 
-def pretraining_bindings(steps: int, steps_per_point: int, num_points: int,
-                         learning_rate: float = QUICKSTART_LEARNING_RATE) -> List[str]:
-  return ENCODER_BINDINGS + [
-      f"PretrainingData.train_file_pattern = '{SAMPLE_RECORDS.format(split='train')}'",
-      f"PretrainingData.eval_file_pattern = '{SAMPLE_RECORDS.format(split='eval')}'",
-      f"PretrainingData.seq_length = {SEQ_LENGTH}",
-      f"PretrainingData.max_predictions_per_seq = {MASKED_POSITIONS}",
-      f"PretrainingData.train_batch_size = {BATCH_SIZE}",
-      "create_optimizer.optimizer = 'adamw'",
-      f"create_optimizer.learning_rate = {learning_rate}",
-      f"create_optimizer.warmup_steps = {steps // 6}",
-      "RuntimeConfig.distribution_strategy = 'default'",
-      "RuntimeConfig.precision = 'float32'",
-      f"TrainerConfig.train_steps = {steps}",
-      f"TrainerConfig.steps_per_loop = {steps_per_point}",
-      f"TrainerConfig.summary_interval = {steps_per_point}",
-      f"TrainerConfig.checkpoint_interval = {steps_per_point}",
-      f"TrainerConfig.validation_interval = {steps}",
-      f"TrainerConfig.max_to_keep = {num_points}",
-  ]
+def step_flops(recipe: study_recipe.Recipe, objective: str) -> float:
+  """bench/flops.py's `train` FLOPs of one step of `objective` under the recipe."""
+  gin_files = _pretraining_gin_files(recipe, objective)
+  task = pretraining_setup.task_from_gin(
+      gin_files, study_recipe.pretraining_bindings(recipe, objective, steps=2,
+                                                   checkpoint_interval=1))
+  return flops.step_totals(flops.objective_terms(task), recipe.batch_size)["train"]
 
 
-def run_logged(command: Sequence[str], log_path: str):
-  """Runs a command from the repo root, output to `log_path`; raises with its tail on failure."""
-  os.makedirs(os.path.dirname(log_path), exist_ok=True)
-  with open(log_path, "w", encoding="utf-8") as log:
-    completed = subprocess.run(list(command), cwd=REPO_ROOT, stdout=log,
-                               stderr=subprocess.STDOUT, check=False)
-  if completed.returncode:
-    with open(log_path, encoding="utf-8") as log:
-      tail = log.read()[-3000:]
-    raise RuntimeError(f"{' '.join(command[:4])} ... failed ({log_path}):\n{tail}")
+def _pretraining_gin_files(recipe, objective: str) -> List[str]:
+  return ([pretraining_setup.config_file(objective, PAPER_SIZE)]
+          + list(recipe.pretraining_gin_files))
 
 
-def pretrain(objective: str, work_dir: str) -> List[Dict[str, float]]:
-  """Pretrains `objective` for the budget; returns [{flops, checkpoint}] per point."""
-  config = pretraining_setup.config_file(objective, "small")
-  probe = pretraining_bindings(steps=2, steps_per_point=1, num_points=1)
-  task = pretraining_setup.task_from_gin([config], probe)
-  step_flops = flops.step_totals(flops.objective_terms(task), BATCH_SIZE)["train"]
-  steps_per_point = max(1, round(FLAGS.budget_flops / step_flops / FLAGS.num_points))
-  steps = steps_per_point * FLAGS.num_points
-  model_dir = os.path.join(work_dir, f"{objective}_{steps}_steps_lr{FLAGS.learning_rate:g}")
-  print(f"{objective}: {step_flops:.3g} FLOPs a step, {steps} steps "
-        f"({steps * step_flops:.3g} FLOPs) into {model_dir}", flush=True)
-  run_logged([sys.executable, "official_runner.py", "--mode=train", f"--gin_file={config}",
-              f"--model_dir={model_dir}"] + [
-                  f"--gin_param={binding}"
-                  for binding in pretraining_bindings(steps, steps_per_point, FLAGS.num_points,
-                                                      FLAGS.learning_rate)],
-             os.path.join(model_dir, "pretrain.log"))
+def planned_runs(recipe: study_recipe.Recipe, unit_steps: int) -> List[Dict]:
+  """[{steps, multiples, checkpoint_interval}]: the pretraining runs of one objective."""
+  multiples = list(recipe.budget_multiples)
+  if recipe.budget_schedule == "runs":
+    return [dict(steps=m * unit_steps, multiples=[m], checkpoint_interval=m * unit_steps)
+            for m in multiples]
+  interval = unit_steps * math.gcd(*multiples)
+  return [dict(steps=multiples[-1] * unit_steps, multiples=multiples,
+               checkpoint_interval=interval)]
+
+
+def _checkpoint_wall_s(run_dir: str, prefix: str, steps: int, total_steps: int) -> float:
+  """Seconds from the run's start to its checkpoint (one attempt), else the run's share."""
+  attempts = study_runs.attempts(run_dir)
+  if len(attempts) == 1:
+    return round(os.path.getmtime(prefix + ".index") - attempts[0]["start"], 1)
+  return round(study_runs.wall_seconds(run_dir) * steps / total_steps, 1)
+
+
+def pretrain(recipe: study_recipe.Recipe, objective: str, work_dir: str,
+             in_process: bool = False) -> List[Dict]:
+  """Pretrains `objective` to every budget; returns one point per budget.
+
+  Returns:
+    [{budget, steps, flops, checkpoint, pretraining_wall_s, run_dir}] in budget order.
+  """
+  flops_per_step = step_flops(recipe, objective)
+  unit_steps = max(1, round(recipe.budget_flops / flops_per_step))
+  gin_files = _pretraining_gin_files(recipe, objective)
   points = []
-  for point in range(1, FLAGS.num_points + 1):
-    prefix = os.path.join(model_dir, f"ckpt-{point * steps_per_point}")
-    if not tf.io.gfile.exists(prefix + ".index"):
-      raise FileNotFoundError(f"{objective}: expected checkpoint {prefix} was not written")
-    points.append(dict(flops=point * steps_per_point * step_flops, steps=point * steps_per_point,
-                       checkpoint=prefix, run_dir=model_dir))
+  for plan in planned_runs(recipe, unit_steps):
+    bindings = study_recipe.pretraining_bindings(recipe, objective, plan["steps"],
+                                                 plan["checkpoint_interval"])
+    run_dir = os.path.join(work_dir, "pretrain", f"{objective}_{plan['steps']}_steps_"
+                           + study_recipe.fingerprint(gin_files, bindings))
+    record = study_runs.result(run_dir)
+    if record is None:
+      print(f"{objective}: {flops_per_step:.3g} FLOPs a step, {plan['steps']} steps "
+            f"({plan['steps'] * flops_per_step:.3g} FLOPs) into {run_dir}", flush=True)
+      study_runs.run(run_dir, "pretrain", runner=dict(
+          mode="train_and_eval", gin_files=gin_files, bindings=bindings), in_process=in_process)
+      checkpoints = {}
+      for multiple in plan["multiples"]:
+        prefix = os.path.join(run_dir, f"ckpt-{multiple * unit_steps}")
+        if not os.path.exists(prefix + ".index"):
+          raise FileNotFoundError(f"{objective}: expected checkpoint {prefix} was not written")
+        checkpoints[str(multiple)] = dict(
+            checkpoint=prefix, steps=multiple * unit_steps,
+            wall_s=_checkpoint_wall_s(run_dir, prefix, multiple * unit_steps, plan["steps"]))
+      try:
+        evaluation = last_evaluation(os.path.join(run_dir, "metrics.jsonl"))
+      except (ValueError, FileNotFoundError):
+        evaluation = {}
+      record = study_runs.write_result(run_dir, dict(
+          objective=objective, step_flops=flops_per_step, steps=plan["steps"],
+          wall_s=study_runs.wall_seconds(run_dir), cpu_s=study_runs.cpu_seconds(run_dir),
+          checkpoints=checkpoints,
+          heldout_evaluation=evaluation, gin_files=gin_files, bindings=bindings))
+    for multiple in plan["multiples"]:
+      point = record["checkpoints"][str(multiple)]
+      points.append(dict(budget=multiple, steps=point["steps"],
+                         flops=point["steps"] * flops_per_step, checkpoint=point["checkpoint"],
+                         pretraining_wall_s=point["wall_s"], run_dir=run_dir))
   return points
 
 
-def finetuning_data(work_dir: str) -> str:
-  data_dir = os.path.join(work_dir, "kjv_books_data")
+def finetuning_data(recipe: study_recipe.Recipe, task: study_recipe.DownstreamTask,
+                    work_dir: str) -> str:
+  """The task's fine-tuning records (made once per data flags, length and vocab)."""
+  data_dir = os.path.join(work_dir, "data", f"{task.name}_{task.max_seq_length}_"
+                          + study_recipe.fingerprint(task.data_flags, task.max_seq_length,
+                                                     recipe.vocab_file, task.dev_examples))
   if not os.path.exists(os.path.join(data_dir, "meta_data.json")):
-    run_logged([sys.executable, "-m", "data.create_finetuning_data", "--task=kjv_books",
-                "--input_dir=data/sample/kjv_books", "--vocab_file=data/sample/vocab.txt",
-                f"--output_dir={data_dir}", f"--max_seq_length={SEQ_LENGTH}"],
-               os.path.join(work_dir, "logs", "kjv_books_data.log"))
+    data_flags = list(task.data_flags)
+    if task.dev_examples:
+      input_dir = dev_subset.input_dir_of(data_flags)
+      if input_dir is None:
+        raise ValueError(f"{task.name}: dev_examples needs --input_dir in its data_flags")
+      data_flags.append("--dev_file=" + dev_subset.write_subset(
+          dev_subset.dev_file(os.path.join(REPO_ROOT, input_dir)), data_dir,
+          task.dev_examples))
+    study_runs.run(data_dir, "create_finetuning_data", command=[
+        sys.executable, "-m", "data.create_finetuning_data"] + data_flags + [
+            f"--vocab_file={recipe.vocab_file}", f"--output_dir={data_dir}",
+            f"--max_seq_length={task.max_seq_length}"])
   return data_dir
 
 
-def finetuning_dir_name() -> str:
-  """Fine-tuning runs are kept per setting, so changing --finetune_epochs redoes them."""
-  return f"finetune_{FLAGS.finetune_epochs:g}_epochs"
+def _delete_checkpoints(model_dir: str):
+  for path in glob.glob(os.path.join(model_dir, "ckpt-*")) + [
+      os.path.join(model_dir, "checkpoint")]:
+    if os.path.exists(path):
+      os.remove(path)
 
 
-def finetune(init_checkpoint: str, data_dir: str, model_dir: str) -> float:
-  """kjv_books dev accuracy of the encoder in `init_checkpoint` ('' = random)."""
-  metrics_file = os.path.join(model_dir, "metrics.jsonl")
-  if not os.path.exists(metrics_file):
-    run_logged([sys.executable, "official_runner.py", "--mode=train_and_eval",
-                "--gin_file=configs/finetune/glue_kjv_books.gin", f"--model_dir={model_dir}"] + [
-                    f"--gin_param={binding}" for binding in ENCODER_BINDINGS + [
-                        f"init_checkpoint = '{init_checkpoint}'", f"data_dir = '{data_dir}'",
-                        "GlueTask.write_test_predictions = False",
-                        f"finetuning_steps.epochs = {FLAGS.finetune_epochs}"]],
-               os.path.join(model_dir, "finetune.log"))
-  return last_evaluation(metrics_file)["accuracy"]
+def finetune(recipe: study_recipe.Recipe, task: study_recipe.DownstreamTask, data_dir: str,
+             init_checkpoint: str, parent_dir: str, label: str, in_process: bool = False,
+             keep_checkpoints: bool = False) -> Dict:
+  """Fine-tunes `init_checkpoint` ('' = random) on `task` with every seed.
+
+  Returns:
+    {scores, seeds, finetuning_wall_s, finetuning_cpu_s, run_dirs}: one entry per seed.
+  """
+  setting = study_recipe.fingerprint(task.gin_file, study_recipe.finetuning_bindings(
+      recipe, task, init_checkpoint, data_dir, seed=-1))
+  runs_dir = os.path.join(parent_dir, "finetune", f"{task.name}_{label}_{setting}")
+  scores, walls, cpus, run_dirs = [], [], [], []
+  for seed in range(recipe.num_seeds):
+    run_dir = os.path.join(runs_dir, f"seed_{seed}")
+    record = study_runs.result(run_dir)
+    if record is None:
+      study_runs.run(run_dir, "finetune", runner=dict(
+          mode="train_and_eval", gin_files=[task.gin_file],
+          bindings=study_recipe.finetuning_bindings(recipe, task, init_checkpoint, data_dir,
+                                                    seed)), in_process=in_process)
+      metrics = last_evaluation(os.path.join(run_dir, "metrics.jsonl"))
+      if task.metric not in metrics:
+        raise KeyError(f"{task.name}: no metric {task.metric!r} in {run_dir}/metrics.jsonl "
+                       f"(it has {', '.join(sorted(metrics))})")
+      record = study_runs.write_result(run_dir, dict(
+          score=metrics[task.metric], metrics=metrics, seed=seed,
+          wall_s=study_runs.wall_seconds(run_dir), cpu_s=study_runs.cpu_seconds(run_dir),
+          init_checkpoint=init_checkpoint))
+      if not keep_checkpoints:
+        _delete_checkpoints(run_dir)
+      print(f"  {task.name} {label} seed {seed}: {task.metric} {record['score']:.2f} "
+            f"({record['wall_s']:.0f} s, {record['cpu_s']:.0f} CPU s)", flush=True)
+    scores.append(record["score"])
+    walls.append(record["wall_s"])
+    cpus.append(record["cpu_s"])
+    run_dirs.append(run_dir)
+  return dict(scores=scores, seeds=list(range(recipe.num_seeds)), finetuning_wall_s=walls,
+              finetuning_cpu_s=cpus, run_dirs=run_dirs)
 
 
-def plot(results: Dict[str, List[Dict[str, float]]], path: str):
-  plt = plotting.pyplot()
-  figure, axes = plt.subplots(figsize=(7, 4.5))
-  baseline = results[NO_PRETRAINING][0]["accuracy"]
-  for objective, points in results.items():
-    if objective == NO_PRETRAINING:
-      continue
-    axes.plot([0] + [p["flops"] for p in points], [baseline] + [p["accuracy"] for p in points],
-              marker="o", label=objective)
-  axes.set_xlabel("pretraining FLOPs (bench/flops.py, train)")
-  axes.set_ylabel("kjv_books dev accuracy (%)")
-  axes.set_title("Score vs pretraining compute (toy scale)")
-  plotting.save(figure, axes, path)
+def _cell(objective: str, point: Dict, task: study_recipe.DownstreamTask,
+          finetuned: Dict) -> Dict:
+  cell = dict(objective=objective, budget=point["budget"], steps=point["steps"],
+              flops=point["flops"], task=task.name, metric=task.metric,
+              checkpoint=point["checkpoint"], pretraining_wall_s=point["pretraining_wall_s"])
+  cell.update(finetuned)
+  cell.update(study_report.mean_and_std(finetuned["scores"]))
+  return cell
+
+
+def run_study(recipe: study_recipe.Recipe, objectives: List[str], work_dir: str,
+              in_process: bool = False, keep_checkpoints: bool = False) -> Dict:
+  """Every run of the study (the missing ones only); returns what results.json holds."""
+  options = dict(in_process=in_process, keep_checkpoints=keep_checkpoints)
+  data_dirs = {task.name: finetuning_data(recipe, task, work_dir) for task in recipe.tasks}
+  no_pretraining = dict(budget=0, steps=0, flops=0.0, checkpoint="", pretraining_wall_s=0.0)
+  cells, pretraining = [], {}
+  print("no pretraining", flush=True)
+  for task in recipe.tasks:
+    cells.append(_cell(study_report.NO_PRETRAINING, no_pretraining, task, finetune(
+        recipe, task, data_dirs[task.name], "",
+        os.path.join(work_dir, study_report.NO_PRETRAINING), "random_init", **options)))
+  for objective in objectives:
+    points = pretrain(recipe, objective, work_dir, in_process)
+    pretraining[objective] = [study_runs.result(run_dir) for run_dir in
+                              dict.fromkeys(point["run_dir"] for point in points)]
+    for point in points:
+      print(f"{objective} step {point['steps']} ({point['flops']:.3g} FLOPs)", flush=True)
+      for task in recipe.tasks:
+        cells.append(_cell(objective, point, task, finetune(
+            recipe, task, data_dirs[task.name], point["checkpoint"], point["run_dir"],
+            f"step_{point['steps']}", **options)))
+  return dict(recipe=study_recipe.as_dict(recipe), objectives=objectives,
+              pretraining=pretraining, cells=cells)
+
+
+def plan(recipe: study_recipe.Recipe, objectives: List[str]) -> Dict:
+  """Steps of each objective's pretraining runs and the number of fine-tuning runs."""
+  pretraining = {}
+  for objective in objectives:
+    flops_per_step = step_flops(recipe, objective)
+    unit_steps = max(1, round(recipe.budget_flops / flops_per_step))
+    pretraining[objective] = dict(
+        step_flops=flops_per_step, budget_steps=[m * unit_steps for m in recipe.budget_multiples],
+        run_steps=[run["steps"] for run in planned_runs(recipe, unit_steps)])
+  encoders = 1 + len(objectives) * len(recipe.budget_multiples)
+  return dict(pretraining=pretraining,
+              finetuning_runs=encoders * len(recipe.tasks) * recipe.num_seeds)
+
+
+def study(recipe: study_recipe.Recipe, objectives: List[str], work_dir: str, plot_path: str,
+          in_process: bool = False, keep_checkpoints: bool = False) -> Dict:
+  """Runs what is missing, then writes results.json, results.md and the PNG; returns results."""
+  results = run_study(recipe, objectives, work_dir, in_process, keep_checkpoints)
+  table = study_report.markdown_table(results["cells"])
+  print("\n" + table, flush=True)
+  with open(os.path.join(work_dir, "results.json"), "w", encoding="utf-8") as f:
+    json.dump(results, f, indent=1)
+  with open(os.path.join(work_dir, "results.md"), "w", encoding="utf-8") as f:
+    f.write(f"# {recipe.name}\n\n{table}")
+  study_report.plot(results["cells"], plot_path,
+                    f"{recipe.name}: dev score vs pretraining FLOPs (mean ± std over seeds)")
+  return results
+
+
+def shortcut_params() -> List[str]:
+  """Recipe bindings of --budget_flops, --num_points and --learning_rate."""
+  params = []
+  if FLAGS.num_points is not None or FLAGS.budget_flops is not None:
+    if FLAGS.num_points is not None and FLAGS.num_points < 1:
+      raise app.UsageError("--num_points must be >= 1")
+    num_points = FLAGS.num_points or 3
+    params.append(f"Recipe.budget_multiples = {list(range(1, num_points + 1))}")
+    if FLAGS.budget_flops is not None:
+      params.append(f"Recipe.budget_flops = {FLAGS.budget_flops / num_points}")
+  if FLAGS.learning_rate is not None:
+    params.append(f"Recipe.learning_rate = {FLAGS.learning_rate}")
+  return params
 
 
 def main(argv):
   del argv
-  if not glob.glob(os.path.join(REPO_ROOT, SAMPLE_RECORDS.format(split="train"))):
-    raise SystemExit("No sample records in data/sample/tfrecords: run "
-                     "bash data/sample/make_sample_records.sh first")
-  plot_path = FLAGS.plot or os.path.join(FLAGS.work_dir, "sample_efficiency.png")
+  try:
+    recipe = study_recipe.load(FLAGS.recipe, FLAGS.recipe_param + shortcut_params())
+  except (ConfigError, ValueError, FileNotFoundError) as error:
+    raise SystemExit(f"error: {error}") from None
+  if FLAGS.finetune_epochs is not None:
+    recipe = dataclasses.replace(recipe, tasks=tuple(
+        dataclasses.replace(task, epochs=FLAGS.finetune_epochs) for task in recipe.tasks))
+  if FLAGS.plan_only:
+    print(json.dumps(plan(recipe, list(FLAGS.objectives)), indent=1))
+    return
+  for pattern in (recipe.train_records, recipe.eval_records):
+    if not glob.glob(pattern if os.path.isabs(pattern) else os.path.join(REPO_ROOT, pattern)):
+      raise SystemExit(f"error: no records match {pattern} (the kjv_toy recipe's: run "
+                       "bash data/sample/make_sample_records.sh)")
   plotting.pyplot()  # fail now, not after hours of training, if matplotlib is missing
   work_dir = os.path.abspath(FLAGS.work_dir)
-  data_dir = finetuning_data(work_dir)
-  results = {NO_PRETRAINING: [dict(flops=0.0, steps=0, checkpoint="", accuracy=finetune(
-      "", data_dir, os.path.join(work_dir, NO_PRETRAINING, finetuning_dir_name())))]}
-  print(f"no pretraining: dev accuracy {results[NO_PRETRAINING][0]['accuracy']:.1f}",
-        flush=True)
-  for objective in FLAGS.objectives:
-    results[objective] = pretrain(objective, work_dir)
-    for point in results[objective]:
-      point["accuracy"] = finetune(
-          point["checkpoint"], data_dir,
-          os.path.join(point.pop("run_dir"), f"step_{point['steps']}_" + finetuning_dir_name()))
-      print(f"{objective} step {point['steps']} ({point['flops']:.3g} FLOPs): dev accuracy "
-            f"{point['accuracy']:.1f}", flush=True)
-
-  print(f"\n{'objective':<18}{'steps':>8}{'FLOPs':>12}{'dev accuracy':>14}")
-  for objective, points in results.items():
-    for point in points:
-      print(f"{objective:<18}{point['steps']:>8}{point['flops']:>12.3g}"
-            f"{point['accuracy']:>14.1f}")
-  with open(os.path.join(work_dir, "results.json"), "w", encoding="utf-8") as f:
-    json.dump(results, f, indent=1)
-  plot(results, plot_path)
-  print(json.dumps(dict(results=results, budget_flops=FLAGS.budget_flops,
-                        finetune_epochs=FLAGS.finetune_epochs)))
+  study_runs.set_run_limit(FLAGS.runs_per_process if FLAGS.in_process else None)
+  try:
+    results = study(recipe, list(FLAGS.objectives), work_dir,
+                    os.path.abspath(FLAGS.plot) if FLAGS.plot
+                    else os.path.join(work_dir, "sample_efficiency.png"),
+                    FLAGS.in_process, FLAGS.keep_finetuning_checkpoints)
+  except study_runs.RunLimitReached:
+    print(f"{study_runs.in_process_runs()} runs in this process: starting afresh to free "
+          "their memory (finished runs are kept)", flush=True)
+    os.environ["PYTHONPATH"] = os.pathsep.join(
+        [REPO_ROOT] + [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p])
+    os.execv(sys.executable, [sys.executable, "-m", "bench.sample_efficiency"] + sys.argv[1:])
+  print(json.dumps(dict(results=os.path.join(work_dir, "results.json"),
+                        cells=len(results["cells"]))))
 
 
 if __name__ == "__main__":

@@ -1,0 +1,231 @@
+"""The sample-efficiency study: its recipe, run plan, table and plot, and a tiny end-to-end run."""
+import dataclasses
+import json
+import os
+
+import numpy as np
+import pytest
+
+from bench import dev_subset
+from bench import sample_efficiency
+from bench import study_recipe
+from bench import study_report
+from bench import study_runs
+from tests.data.helpers import SAMPLE_VOCAB
+from tests.data.helpers import make_records
+
+TASK = study_recipe.DownstreamTask(name="t", data_flags=(), gin_file="g")
+
+
+def _cell(objective, budget, task, scores, flops=0.0):
+  return dict(objective=objective, budget=budget, steps=budget * 10, flops=flops, task=task,
+              metric="accuracy", scores=scores, pretraining_wall_s=budget * 60.0,
+              finetuning_wall_s=[10.0, 20.0])
+
+
+def test_table_has_mean_and_sample_std_over_seeds_per_objective_budget_and_task():
+  cells = [_cell("electra", 1, "a", [50.0, 60.0], 1e12),
+           _cell("electra", 1, "b", [70.0, 70.0], 1e12),
+           _cell(study_report.NO_PRETRAINING, 0, "a", [40.0, 41.0, 45.0]),
+           _cell(study_report.NO_PRETRAINING, 0, "b", [30.0, 30.0, 30.0])]
+  assert study_report.mean_and_std([50.0, 60.0]) == dict(mean=55.0, std=pytest.approx(7.0711, 1e-4))
+  assert study_report.markdown_table(cells).splitlines() == [
+      "| objective | budget | steps | FLOPs | pretraining wall (s) | a accuracy | b accuracy "
+      "| fine-tuning wall (s/run) |",
+      "|---|---|---|---|---|---|---|---|",
+      "| no_pretraining | 0 | 0 | 0 | - | 42.0 ± 2.6 (n=3) | 30.0 ± 0.0 (n=3) | 15 |",
+      "| electra | 1x | 10 | 1e+12 | 60 | 55.0 ± 7.1 (n=2) | 70.0 ± 0.0 (n=2) | 15 |"]
+
+
+def test_budgets_are_checkpoints_of_one_run_or_one_run_each():
+  recipe = study_recipe.Recipe(vocab_file=SAMPLE_VOCAB, train_records="x", eval_records="x",
+                               budget_flops=1.0, budget_multiples=(1, 2, 4), tasks=(TASK,))
+  assert sample_efficiency.planned_runs(recipe, unit_steps=5) == [
+      dict(steps=20, multiples=[1, 2, 4], checkpoint_interval=5)]
+  separate = dataclasses.replace(recipe, budget_multiples=(2, 4), budget_schedule="runs")
+  assert sample_efficiency.planned_runs(separate, unit_steps=5) == [
+      dict(steps=10, multiples=[2], checkpoint_interval=10),
+      dict(steps=20, multiples=[4], checkpoint_interval=20)]
+  with pytest.raises(ValueError, match="budget_multiples must be increasing"):
+    study_recipe.Recipe(vocab_file="v", train_records="x", eval_records="x", budget_flops=1.0,
+                        budget_multiples=(2, 1), tasks=(TASK,))
+
+
+def test_presets_parse_and_fill_in_the_data_dir():
+  toy = study_recipe.load("configs/study/kjv_toy.gin")
+  assert (toy.vocab_size(), [task.name for task in toy.tasks]) == (7669, ["kjv_books"])
+  study = study_recipe.load("configs/study/wordnet.gin", ["Recipe.data_dir = '/d'"])
+  assert study.train_records == "/d/records/train/pretrain-*.tfrecord"
+  assert study.tasks[0].data_flags[1] == "--input_dir=/d/tasks/wn_lexname"
+
+
+def _write_tsv(path, header, rows):
+  path.parent.mkdir(parents=True, exist_ok=True)
+  path.write_text("\n".join("\t".join(row) for row in [header] + rows) + "\n")
+
+
+def _tiny_tasks(root):
+  """A 3-class single-sentence task and a sentence-pair task, 12 train and 6 dev rows each."""
+  topics = {"lord": "the lord god of israel", "sea": "the waters of the sea",
+            "bread": "and they did eat bread"}
+  for split, count in (("train", 12), ("dev", 6)):
+    names = list(topics)
+    _write_tsv(root / "single" / f"{split}.tsv", ["sentence", "label"],
+               [[f"{topics[names[i % 3]]} {i}", names[i % 3]] for i in range(count)])
+    _write_tsv(root / "pair" / f"{split}.tsv", ["sentence1", "sentence2", "label"],
+               [[topics[names[i % 3]], topics[names[(i + i % 2) % 3]], "yes" if i % 2 == 0
+                 else "no"] for i in range(count)])
+
+
+def _tiny_recipe(tmp_path):
+  make_records(tmp_path / "records" / "train", dupe_factor=2, num_shards=1)
+  make_records(tmp_path / "records" / "eval", dupe_factor=1, num_shards=1, seed=8)
+  _tiny_tasks(tmp_path / "tasks")
+  finetuning = ["train_batch_size = 4", "FinetuningData.eval_batch_size = 6",
+                "GlueTask.write_test_predictions = False", "TrainerConfig.steps_per_loop = 1"]
+  tasks = {"single": "sentence", "pair": "sentence1,sentence2"}
+  recipe = study_recipe.Recipe(
+      name="tiny", vocab_file=SAMPLE_VOCAB,
+      train_records=str(tmp_path / "records" / "train" / "pretrain-*.tfrecord"),
+      eval_records=str(tmp_path / "records" / "eval" / "pretrain-*.tfrecord"),
+      seq_length=64, max_predictions_per_seq=10, batch_size=4,
+      encoder_bindings=("encoder_config.size = 'tiny'",
+                        "encoder_config.overrides = {'num_layers': 1}"),
+      eval_steps=1, budget_flops=1.0, budget_multiples=(1, 2), num_seeds=2,
+      tasks=tuple(study_recipe.DownstreamTask(
+          name=name, data_flags=("--task=classification",
+                                 f"--input_dir={tmp_path / 'tasks' / name}",
+                                 f"--text_columns={columns}"),
+          gin_file="configs/finetune/classification.gin", max_seq_length=16, epochs=1,
+          bindings=tuple(finetuning)) for name, columns in tasks.items()))
+  return recipe
+
+
+def _attempt_logs(work_dir):
+  logs = {}
+  for root, _, files in os.walk(work_dir):
+    if study_runs.ATTEMPTS_FILE in files:
+      with open(os.path.join(root, study_runs.ATTEMPTS_FILE)) as f:
+        logs[root] = f.read()
+  return logs
+
+
+def test_tiny_study_end_to_end_then_again_without_redoing_a_run(tmp_path):
+  recipe = _tiny_recipe(tmp_path)
+  work_dir, plot_path = str(tmp_path / "study"), str(tmp_path / "study.png")
+  results = sample_efficiency.study(recipe, ["electra"], work_dir, plot_path, in_process=True)
+  step_flops = sample_efficiency.step_flops(recipe, "electra")
+
+  # One pretraining run to the larger budget (1 step a unit: budget_flops is 1 FLOP), its
+  # checkpoints at 1 and 2 steps; random init and each checkpoint x 2 tasks x 2 seeds.
+  assert [(c["objective"], c["budget"], c["steps"], c["flops"], c["task"]) for c in
+          results["cells"]] == [
+              ("no_pretraining", 0, 0, 0.0, "single"), ("no_pretraining", 0, 0, 0.0, "pair"),
+              ("electra", 1, 1, step_flops, "single"), ("electra", 1, 1, step_flops, "pair"),
+              ("electra", 2, 2, 2 * step_flops, "single"),
+              ("electra", 2, 2, 2 * step_flops, "pair")]
+  (pretraining,) = results["pretraining"]["electra"]
+  assert pretraining["steps"] == 2 and pretraining["wall_s"] > 0
+  assert set(pretraining["heldout_evaluation"]) >= {"disc_auc", "total_loss"}
+  attempts = _attempt_logs(work_dir)
+  # 2 data sets, 1 pretraining run, 3 encoders x 2 tasks x 2 seeds fine-tuned.
+  assert len(attempts) == 2 + 1 + 12
+  assert sample_efficiency.plan(recipe, ["electra"]) == dict(finetuning_runs=12, pretraining=dict(
+      electra=dict(step_flops=step_flops, budget_steps=[1, 2], run_steps=[2])))
+  assert all(len(log.splitlines()) == 1 for log in attempts.values())
+  for cell in results["cells"]:
+    scores, walls = [], []
+    for run_dir in cell["run_dirs"]:
+      record = study_runs.result(run_dir)
+      scores.append(record["score"])
+      walls.append(record["wall_s"])
+      assert record["cpu_s"] > 0
+      assert not [f for f in os.listdir(run_dir) if f.startswith("ckpt-")]  # deleted
+    assert cell["scores"] == scores and cell["finetuning_wall_s"] == walls
+    assert all(wall > 0 for wall in walls)
+    assert cell["mean"] == pytest.approx(np.mean(scores))
+    assert cell["std"] == pytest.approx(np.std(scores, ddof=1))
+
+  again = sample_efficiency.study(recipe, ["electra"], work_dir, plot_path, in_process=True)
+  assert _attempt_logs(work_dir) == attempts  # nothing started again
+  assert again["cells"] == results["cells"]
+
+  with open(os.path.join(work_dir, "results.json")) as f:
+    assert json.load(f)["cells"] == json.loads(json.dumps(results["cells"]))
+  with open(os.path.join(work_dir, "results.md")) as f:
+    table = f.read().splitlines()
+  assert table[2] == ("| objective | budget | steps | FLOPs | pretraining wall (s) "
+                      "| single accuracy | pair accuracy | fine-tuning wall (s/run) |")
+  for line, (objective, budget) in zip(table[4:], [("no_pretraining", "0"), ("electra", "1x"),
+                                                   ("electra", "2x")]):
+    row = [c for c in results["cells"] if c["objective"] == objective
+           and (f"{c['budget']}x" if c["budget"] else "0") == budget]
+    fields = [field.strip() for field in line.strip("|").split("|")]
+    assert fields[:4] == [objective, budget, str(row[0]["steps"]), f"{row[0]['flops']:.3g}"]
+    assert fields[5:7] == [f"{c['mean']:.1f} ± {c['std']:.1f} (n=2)" for c in row]
+
+  assert os.path.getsize(plot_path) > 0
+  figure = study_report.plot(results["cells"], str(tmp_path / "again.png"), "tiny")
+  for axes, task in zip(figure.axes, ["single", "pair"]):
+    assert axes.get_title() == task and axes.get_xscale() == "log"
+    electra = [c for c in results["cells"] if c["task"] == task and c["objective"] == "electra"]
+    (curve,) = [bars for bars in axes.containers if bars.get_label() == "electra"]
+    np.testing.assert_allclose(np.asarray(curve.lines[0].get_xdata(), float),
+                               [c["flops"] for c in electra])
+    np.testing.assert_allclose(np.asarray(curve.lines[0].get_ydata(), float),
+                               [c["mean"] for c in electra])
+    assert curve.has_yerr
+    (baseline,) = [line for line in axes.get_lines() if line.get_label() == "no_pretraining"]
+    random_init = [c for c in results["cells"]
+                   if c["task"] == task and c["objective"] == "no_pretraining"][0]
+    assert baseline.get_ydata()[0] == pytest.approx(random_init["mean"])
+
+
+def test_dev_subset_keeps_the_first_examples_and_whole_squad_paragraphs(tmp_path):
+  _write_tsv(tmp_path / "task" / "dev.tsv", ["sentence", "label"],
+             [[f"s{i}", "a"] for i in range(5)])
+  subset = dev_subset.write_subset(dev_subset.dev_file(str(tmp_path / "task")),
+                                   str(tmp_path / "out"), 2)
+  assert open(subset).read() == "sentence\tlabel\ns0\ta\ns1\ta\n"
+  paragraphs = [dict(context=f"c{p}", qas=[dict(id=f"{p}.{q}") for q in range(2)])
+                for p in range(3)]
+  squad = dict(version="1.1", data=[dict(title="t", paragraphs=paragraphs[:2]),
+                                    dict(title="u", paragraphs=paragraphs[2:])])
+  (tmp_path / "squad").mkdir()
+  (tmp_path / "squad" / "dev-v1.1.json").write_text(json.dumps(squad))
+  subset = dev_subset.write_subset(str(tmp_path / "squad" / "dev-v1.1.json"),
+                                   str(tmp_path / "out"), 3)
+  assert json.load(open(subset)) == dict(version="1.1", data=[
+      dict(title="t", paragraphs=paragraphs[:2])])
+  with pytest.raises(ValueError, match="6 examples, fewer than the 7"):
+    dev_subset.write_subset(str(tmp_path / "squad" / "dev-v1.1.json"), str(tmp_path / "o"), 7)
+  assert dev_subset.input_dir_of(["--task=x", "--input_dir=/a"]) == "/a"
+
+
+def test_budget_flag_shortcuts_split_the_largest_budget_into_equal_points():
+  from absl import flags  # pylint: disable=g-import-not-at-top
+  from absl.testing import flagsaver  # pylint: disable=g-import-not-at-top
+  was_parsed = flags.FLAGS.is_parsed()
+  flags.FLAGS.mark_as_parsed()
+  try:
+    with flagsaver.flagsaver(budget_flops=1.5e13, num_points=2, learning_rate=5e-4):
+      assert sample_efficiency.shortcut_params() == [
+          "Recipe.budget_multiples = [1, 2]", "Recipe.budget_flops = 7500000000000.0",
+          "Recipe.learning_rate = 0.0005"]
+    with flagsaver.flagsaver(num_points=4):
+      assert sample_efficiency.shortcut_params() == ["Recipe.budget_multiples = [1, 2, 3, 4]"]
+  finally:
+    if not was_parsed:
+      flags.FLAGS.unparse_flags()
+
+
+def test_an_in_process_run_past_the_limit_starts_nothing(tmp_path):
+  study_runs.set_run_limit(study_runs.in_process_runs())
+  try:
+    with pytest.raises(study_runs.RunLimitReached):
+      study_runs.run(str(tmp_path / "run"), "finetune", runner=dict(
+          mode="train_and_eval", gin_files=[], bindings=[]), in_process=True)
+  finally:
+    study_runs.set_run_limit(None)
+  assert study_runs.attempts(str(tmp_path / "run")) == []
+  assert not os.path.exists(tmp_path / "run" / "finetune.log")
