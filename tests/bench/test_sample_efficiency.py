@@ -11,8 +11,8 @@ from bench import sample_efficiency
 from bench import study_recipe
 from bench import study_report
 from bench import study_runs
-from tests.data.helpers import SAMPLE_VOCAB
-from tests.data.helpers import make_records
+from tests.kit.paths import SAMPLE_VOCAB
+from tests.kit.record_job import make_records
 
 TASK = study_recipe.DownstreamTask(name="t", data_flags=(), gin_file="g")
 
@@ -110,6 +110,7 @@ def _attempt_logs(work_dir):
   return logs
 
 
+@pytest.mark.slow
 def test_tiny_study_end_to_end_then_again_without_redoing_a_run(tmp_path):
   recipe = _tiny_recipe(tmp_path)
   work_dir, plot_path = str(tmp_path / "study"), str(tmp_path / "study.png")
