@@ -5,7 +5,10 @@
 #   2. python official_runner.py --mode=train_and_eval --gin_file=configs/quickstart.gin
 #      (progress lines every 25 steps, evaluations at steps 150 and 300);
 #   3. python official_runner.py --mode=export (the discriminator encoder, as a SavedModel);
-#   4. prints where everything went.
+#   4. draws the pretraining curves (python -m scripts.plot_pretraining) and prints where
+#      everything went;
+#   5. fine-tunes the pretrained encoder and, with the same settings and seed, a randomly
+#      initialised one on kjv_books, and prints both scores side by side.
 #
 # Usage: bash scripts/demo.sh [PYTHON]   (default .venv/bin/python); MODEL_DIR=... to choose
 # the output directory (default: a new runs/quickstart-<time>).
@@ -28,6 +31,7 @@ echo "== Exporting the discriminator encoder"
 "$PYTHON" official_runner.py --mode=export --gin_file=configs/quickstart.gin \
     --model_dir="$MODEL_DIR"
 elapsed=$(( $(date +%s) - start ))
+"$PYTHON" -m scripts.plot_pretraining --model_dir="$MODEL_DIR" > /dev/null
 
 export_dir=$(ls -d "$MODEL_DIR"/export/encoder/* | sort -t/ -k4 -n | tail -1)
 cat <<SUMMARY
@@ -38,27 +42,41 @@ cat <<SUMMARY
   TensorBoard      $PYTHON -m tensorboard.main --logdir $MODEL_DIR   (train/ and eval/)
   encoder export   $export_dir  (signature "encode": input_word_ids, input_mask,
                    input_type_ids -> sequence_output, pooled_output)
-  last evaluation  $(tail -n 1 "$MODEL_DIR/metrics.jsonl")
+  last evaluation  $(grep '"split": "eval"' "$MODEL_DIR/metrics.jsonl" | tail -n 1)
+  curves (PNG)     $MODEL_DIR/pretraining_curves.png   (loss, disc_auc, MLM accuracy vs step)
 SUMMARY
 
-# ---- Fine-tuning (issue #6): the pretrained encoder on kjv_books, a small labelled set in
-# GLUE's layout derived from the corpus (which book of the KJV a verse comes from; 600 train,
-# 200 dev, 200 test verses; data/sample/kjv_books/README.md). 10 epochs, ~190 steps.
-FINETUNE_DIR="$MODEL_DIR/finetune_kjv_books"
+# ---- Fine-tuning: the pretrained encoder against a randomly initialised one on kjv_books, a
+# small labelled set in GLUE's layout derived from the corpus (data/sample/kjv_books/README.md).
+FINETUNE_DATA="$MODEL_DIR/kjv_books_data"
 echo
-echo "== Fine-tuning the pretrained encoder on kjv_books into $FINETUNE_DIR"
+echo "== Fine-tuning on kjv_books: the pretrained encoder, then a randomly initialised one"
 "$PYTHON" -m data.create_finetuning_data --task=kjv_books --input_dir=data/sample/kjv_books \
-    --vocab_file=data/sample/vocab.txt --output_dir="$FINETUNE_DIR/data" --max_seq_length=128
-"$PYTHON" official_runner.py --mode=train_and_eval \
-    --gin_file=configs/finetune/glue_kjv_books.gin --model_dir="$FINETUNE_DIR" \
-    --gin_param="init_checkpoint='$MODEL_DIR'" --gin_param="data_dir='$FINETUNE_DIR/data'" \
-    --gin_param="predictions_dir='$FINETUNE_DIR/predictions'"
-test_accuracy=$(awk -F'\t' 'NR == FNR { gold[$1] = $2; next }
-    FNR > 1 { n++; correct += ($2 == gold[$1]) } END { printf "%.1f%% of %d", 100 * correct / n, n }' \
-    data/sample/kjv_books/test_labels.tsv "$FINETUNE_DIR/predictions/KJV-BOOKS.tsv")
+    --vocab_file=data/sample/vocab.txt --output_dir="$FINETUNE_DATA" --max_seq_length=128
+finetune() {  # finetune DIR INIT_CHECKPOINT: one run, same config and seed for both
+  "$PYTHON" official_runner.py --mode=train_and_eval \
+      --gin_file=configs/finetune/glue_kjv_books.gin --model_dir="$1" \
+      --gin_param="init_checkpoint='$2'" --gin_param="data_dir='$FINETUNE_DATA'" \
+      --gin_param="predictions_dir='$1/predictions'"
+}
+scores() {  # scores DIR: dev accuracy (last evaluation) and test accuracy (predictions)
+  "$PYTHON" - "$1" <<'PY'
+import json, sys
+run = sys.argv[1]
+dev = [json.loads(line) for line in open(f"{run}/metrics.jsonl") if '"eval"' in line][-1]
+gold = dict(line.rstrip("\n").split("\t") for line in open("data/sample/kjv_books/test_labels.tsv"))
+predictions = [line.rstrip("\n").split("\t") for line in open(f"{run}/predictions/KJV-BOOKS.tsv")][1:]
+test = sum(gold.get(index) == label for index, label in predictions) / len(predictions)
+print(f"dev {dev['accuracy']:.1f}%   test {100 * test:.1f}% of {len(predictions)}")
+PY
+}
+finetune "$MODEL_DIR/finetune_kjv_books" "$MODEL_DIR"
+finetune "$MODEL_DIR/finetune_kjv_books_random_init" ""
 cat <<SUMMARY
 
-== Fine-tuned on kjv_books (chance: 25%), in $FINETUNE_DIR:
-  dev evaluation   $(tail -n 1 "$FINETUNE_DIR/metrics.jsonl")
-  test predictions $FINETUNE_DIR/predictions/KJV-BOOKS.tsv (accuracy $test_accuracy)
+== kjv_books (which of 4 books a verse comes from; chance 25%; 200 dev, 200 test verses):
+  from the pretrained encoder   $(scores "$MODEL_DIR/finetune_kjv_books")
+  from random initialisation    $(scores "$MODEL_DIR/finetune_kjv_books_random_init")
+  (one seed each: differences of a few points are within seed noise; bench/finetune_seeds.py
+  runs many seeds)
 SUMMARY

@@ -6,6 +6,7 @@ A run's checkpoints (written by a tf.train.CheckpointManager in the model dir) h
 steps and rollbacks so far) and, where the strategy allows, `train_iterator` (the input
 position), so a stopped run resumes exactly.
 """
+import collections
 import dataclasses
 import os
 import tempfile
@@ -213,10 +214,22 @@ def warm_start(model, init_checkpoint: str) -> Dict[str, List[str]]:
   print(f"init_checkpoint {init_checkpoint}: restored {len(report['restored'])} of "
         f"{len(report['restored']) + len(report['not_in_checkpoint'])} model weights",
         flush=True)
-  for kind in ("not_in_checkpoint", "unused"):
-    for key in report[kind]:
-      print(f"  {kind}: {_short(key)}", flush=True)
+  for key in report["not_in_checkpoint"]:
+    print(f"  not_in_checkpoint: {_short(key)}", flush=True)
+  print_unused([_short(key) for key in report["unused"]])
   return report
+
+
+def print_unused(names: List[str]) -> None:
+  """One line counting the checkpoint's weights a warm start left unused, by their part
+  (e.g. a pretraining run's generator when fine-tuning); the names go to the INFO log."""
+  if not names:
+    return
+  parts = collections.Counter("/".join(name.split("/")[:2]) for name in names)
+  print(f"  unused: {len(names)} weights of the checkpoint ("
+        + ", ".join(f"{part}: {count}" for part, count in sorted(parts.items())) + ")",
+        flush=True)
+  logging.info("unused checkpoint weights: %s", ", ".join(names))
 
 
 def checkpoint_step(path: str) -> int:

@@ -29,6 +29,7 @@ from data.user_error import UserError
 from training.hf_parts import ARCHITECTURES
 from training.hf_parts import HfPart
 from training.hf_parts import hf_parts
+from training.checkpoints import print_unused
 from training.checkpoints import warm_start
 
 StateDict = Dict[str, np.ndarray]
@@ -210,9 +211,7 @@ def _report(source: str, model, reports: List[Dict[str, List[str]]], assigned) -
         "initialisation", flush=True)
   for name in not_loaded:
     print(f"  not_in_checkpoint: {name}", flush=True)
-  for report in reports:
-    for name in report["unused"]:
-      print(f"  unused: {name}", flush=True)
+  print_unused([name for report in reports for name in report["unused"]])
   logging.info("init_checkpoint %s: restored %d weights", source, restored)
 
 

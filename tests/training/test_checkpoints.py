@@ -112,3 +112,12 @@ def test_interval_checkpoints_land_on_multiples_counted_from_step_0(tmp_path):
   assert _saved_steps(resumed, step, [27, 28]) == [28]
   assert [checkpoint_step(path) for path in resumed.checkpoints] == [4, 8, 13, 16, 22, 25, 26,
                                                                      28]
+
+
+def test_unused_weights_print_as_one_line_counted_by_part(capsys):
+  from training.checkpoints import print_unused
+  print_unused(["model/generator/a", "model/generator/b", "model/rtd_head/c"])
+  assert capsys.readouterr().out == (
+      "  unused: 3 weights of the checkpoint (model/generator: 2, model/rtd_head: 1)\n")
+  print_unused([])
+  assert capsys.readouterr().out == ""
