@@ -9,7 +9,8 @@ the evaluation set at once, so evaluation also gathers per-example outputs:
   per batch:  task.eval_outputs(batch, outputs)   -> tensors with one row per example
   at the end: task.evaluate(gathered numpy arrays) -> metrics (and prediction files)
 
-(training/finetuning_trainer.py runs that; `trainer_class` tells run_experiment to use it.)
+(training/finetuning_trainer.py runs that; `trainer_kind = "finetuning"` tells run_experiment
+to use it, with layer-wise learning rates from `layerwise_lr_decay` and `electra_off_by_one`.)
 The data are what `python -m data.create_finetuning_data` wrote: `<split>.tf_record` files
 and `meta_data.json`.
 Evaluation reads every evaluation split in one pass, each example tagged with the index of
@@ -32,8 +33,6 @@ from data.finetuning_records import read_records
 from data.user_error import UserError
 from modeling.encoder_config import EncoderConfig
 from tasks.protocol import StepResult
-from training.finetuning_trainer import FinetuningTrainer
-from training.layerwise_decay import layerwise_lr_multipliers
 
 
 @gin.configurable
@@ -81,8 +80,8 @@ class FinetuningTask(abc.ABC):
     predictions_dir: where evaluation writes prediction files ("" = none).
   """
 
-  # The trainer run_experiment builds for this task.
-  trainer_class = FinetuningTrainer
+  # Which trainer run_experiment builds for this task (training/experiment.py, TRAINERS).
+  trainer_kind = "finetuning"
 
   def __init__(self, encoder: EncoderConfig, data: FinetuningData, seed: int = 0,
                layerwise_lr_decay: float = 0.8, electra_off_by_one: bool = False,
@@ -157,10 +156,6 @@ class FinetuningTask(abc.ABC):
   @abc.abstractmethod
   def build_model(self) -> tf_keras.Model:
     """The encoder with this task's head; its `encoder` attribute is the TransformerEncoder."""
-
-  def learning_rate_multipliers(self, model: tf_keras.Model) -> Dict[str, float]:
-    """Layer-wise learning-rate multiplier of every trainable variable (by name)."""
-    return layerwise_lr_multipliers(model, self.layerwise_lr_decay, self.electra_off_by_one)
 
   def build_metrics(self) -> Dict[str, tf_keras.metrics.Metric]:
     """Streaming metrics shown while training (none by default)."""

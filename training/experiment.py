@@ -37,9 +37,21 @@ from training.reporting import ProgressLine
 from training.run_vocab import check_init_checkpoint_vocab
 from training.run_vocab import records_vocab
 from training.run_vocab import write_run_vocab
+from training.finetuning_trainer import FinetuningTrainer
 from training.trainer import PretrainingTrainer
 
 MODES = ("train", "eval", "train_and_eval", "export", "export_hf")
+
+# The trainer of each kind of task (`task.trainer_kind`; pretraining when it names none).
+TRAINERS = {"pretraining": PretrainingTrainer, "finetuning": FinetuningTrainer}
+
+
+def trainer_for(task):
+  kind = getattr(task, "trainer_kind", "pretraining")
+  if kind not in TRAINERS:
+    raise ValueError(f"{type(task).__name__}.trainer_kind = {kind!r}: no such trainer "
+                     f"(training/experiment.py TRAINERS: {', '.join(TRAINERS)})")
+  return TRAINERS[kind]
 
 
 @gin.configurable
@@ -171,9 +183,7 @@ def run_experiment(mode: str, model_dir: str, task: Task = gin.REQUIRED,
     train_iterator = iter(training_batches(task, strategy)) if training else None
     eval_dataset = (strategy.distribute_datasets_from_function(
         lambda context: task.build_inputs(False, context)) if evaluating else None)
-    # A task may name its own trainer (fine-tuning: training/finetuning_trainer.py).
-    trainer_class = getattr(task, "trainer_class", PretrainingTrainer)
-    trainer = trainer_class(
+    trainer = trainer_for(task)(
         task, model, optimizer, strategy, train_dataset=train_iterator,
         eval_dataset=eval_dataset, gradient_clip_norm=config.gradient_clip_norm,
         jit_compile=runtime.jit_compile,

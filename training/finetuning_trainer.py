@@ -1,7 +1,8 @@
 """The training loop of a fine-tuning task: PretrainingTrainer plus two things.
 
-- Layer-wise learning rates: the optimizer scales each variable's update by
-  `task.learning_rate_multipliers(model)` (training/layerwise_decay.py).
+- Layer-wise learning rates: the optimizer scales each variable's update by its layer's
+  multiplier from `task.layerwise_lr_decay` and `task.electra_off_by_one`
+  (training/layerwise_decay.py).
 - Whole-set evaluation: every evaluation step also returns `task.eval_outputs(...)`, which
   are gathered on the host (orbit's eval_reduce) and handed to `task.evaluate(...)` at the
   end, whose scores (and prediction files) need all examples at once. The evaluation loss
@@ -14,6 +15,7 @@ import tensorflow as tf
 
 from modeling.losses import cross_replica_sum
 from training.layerwise_decay import apply_layerwise_decay
+from training.layerwise_decay import layerwise_lr_multipliers
 from training.precision import is_loss_scaled
 from training.trainer import PretrainingTrainer
 
@@ -24,7 +26,8 @@ class FinetuningTrainer(PretrainingTrainer):
   def __init__(self, task, model, optimizer, strategy, **kwargs):
     super().__init__(task, model, optimizer, strategy, **kwargs)  # builds the model
     inner = optimizer.inner_optimizer if is_loss_scaled(optimizer) else optimizer
-    apply_layerwise_decay(inner, task.learning_rate_multipliers(model))
+    apply_layerwise_decay(inner, layerwise_lr_multipliers(
+        model, task.layerwise_lr_decay, task.electra_off_by_one))
 
   def _replica_eval_step(self, batch, batch_number):
     inputs = self.task.model_inputs(batch, batch_number, training=False)
