@@ -57,7 +57,7 @@ from training.optimization import create_optimizer
 FLAGS = flags.FLAGS  # --gin_param: official_runner's (pretraining_setup imports it).
 pretraining_setup.define_model_flags()
 flags.DEFINE_enum("precision", "float32", list(precision_lib.POLICIES), "Dtype policy.")
-flags.DEFINE_bool("jit", False, "Compile the forward/backward pass with XLA "
+flags.DEFINE_bool("jit", False, "Compile the whole training step with XLA "
                   "(RuntimeConfig.jit_compile; Model Garden: its whole train step).")
 flags.DEFINE_integer("steps", 20, "Timed steps per model, split into --loops loops.")
 flags.DEFINE_integer("loops", 4, "Timed loops (medians and paired ratios are over loops).")
@@ -170,8 +170,8 @@ def report_host_ops(task, steps):
   """Prints --count_host_ops's figures: a line per trainer, then one JSON line."""
   per_step = count_ops_with_and_without_jit(task, steps)
   print(f"\n{FLAGS.objective} {FLAGS.size}, batch {FLAGS.batch_size}, seq {FLAGS.seq_length}, "
-        f"{FLAGS.precision}: host ops per training step (jit_compile compiles the forward "
-        "pass only)")
+        f"{FLAGS.precision}: host ops per training step (jit_compile: the whole replica "
+        "step is one compiled call)")
   for name, counts in per_step.items():
     top = sorted(((count, op_type) for op_type, count in counts.items() if op_type != "total"),
                  reverse=True)[:TOP_OP_TYPES]

@@ -63,7 +63,8 @@ class RuntimeConfig:
     distribution_strategy: one of training.distribution.STRATEGIES.
     tpu_address: the TPU for "tpu" ("" = local or from the environment).
     precision: "float32", "mixed_bfloat16" or "mixed_float16" (loss-scaled).
-    jit_compile: compile the forward and backward pass with XLA.
+    jit_compile: compile the whole training step with XLA (training/trainer.py,
+      `whole_step_compiles`: with several CPU replicas only the forward and backward pass).
   """
   distribution_strategy: str = "default"
   tpu_address: str = ""

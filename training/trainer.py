@@ -3,11 +3,16 @@
 One training step, in each replica (see `_replica_train_step`):
 
   inputs   = task.model_inputs(batch, step)                 # e.g. adds sampling seeds
-  losses, grads, metric_updates = forward_backward(inputs)  # model in XLA when jit_compile
+  losses, grads, metric_updates = forward_backward(inputs)
   grads    = sum over replicas, clipped by global norm      # same on any replica count
   good     = the total loss (and, unscaled, the gradient norm) is finite
   apply the gradients if good, else skip the update (all replicas agree)
-  update metrics if good
+  update metrics and the loop's mean losses if good
+
+With `jit_compile` that whole step is one XLA computation (one replica, or GPU replicas;
+`whole_step_compiles`), inside orbit's loop of `steps_per_loop` steps; with several CPU
+replicas only the forward and backward pass is. Outside it per step: reading the batch and
+the step's TensorBoard scalars.
 
 Skipped steps still advance the step counter (as a LossScaleOptimizer does), are counted
 and reported (a WARNING line, and a record passed to `fault_log`, which the runner appends
@@ -77,6 +82,21 @@ def current_learning_rate(optimizer) -> tf.Tensor:
   return learning_rate(inner.iterations) if callable(learning_rate) else learning_rate
 
 
+def whole_step_compiles(strategy: tf.distribute.Strategy) -> bool:
+  """Whether `jit_compile` makes the whole replica step one XLA computation here.
+
+  Yes with one replica, and with GPU replicas (they all-reduce with collectives inside XLA,
+  as Keras' jit_compile does). Several CPU replicas: XLA cannot compile one computation over
+  several devices' variables, and TensorFlow's merge_call cannot run inside one per replica,
+  so only the forward and backward pass is compiled. (A TPUStrategy compiles its whole step
+  itself.)
+  """
+  if strategy.num_replicas_in_sync == 1:
+    return True
+  return all(tf.DeviceSpec.from_string(device).device_type == "GPU"
+             for device in strategy.extended.worker_devices)
+
+
 class PretrainingTrainer(orbit.StandardTrainer, orbit.StandardEvaluator):
   """Trains and evaluates a PretrainingTask's model with orbit.
 
@@ -90,8 +110,8 @@ class PretrainingTrainer(orbit.StandardTrainer, orbit.StandardEvaluator):
     train_dataset: a distributed dataset or iterator of training batches (None: eval only).
     eval_dataset: a distributed dataset of evaluation batches (None: train only).
     gradient_clip_norm: clip the summed gradients to this global norm (0 = no clipping).
-    jit_compile: compile the model's forward pass (and so its gradient) with XLA; the
-      losses stay outside, as they sum over replicas.
+    jit_compile: compile the whole replica step with XLA where `whole_step_compiles`,
+      else the model's forward pass (and so its gradient).
     max_consecutive_bad_steps: non-finite steps in a row that trigger `rollback`.
     rollback: called as `rollback(last_good_step)` in eager mode between training loops;
       restores the weights and optimizer state of the newest checkpoint of step <=
@@ -103,6 +123,7 @@ class PretrainingTrainer(orbit.StandardTrainer, orbit.StandardEvaluator):
 
   Attributes:
     fault_counts: the run's FaultCounts (put them in the training checkpoint).
+    compiles_whole_step: whether each replica's training step is one XLA computation.
   """
 
   def __init__(self, task: Task, model: tf_keras.Model, optimizer,
@@ -128,8 +149,12 @@ class PretrainingTrainer(orbit.StandardTrainer, orbit.StandardEvaluator):
     self.consecutive_bad_steps = tf.Variable(0, trainable=False, dtype=tf.int64)
     self.loop_bad_steps = tf.Variable(0, trainable=False, dtype=tf.int64)
     self.eval_batch_number = tf.Variable(0, trainable=False, dtype=tf.int64)
+    self.compiles_whole_step = jit_compile and whole_step_compiles(strategy)
+    self._train_step_fn = self._replica_train_step
     self._training_forward = lambda inputs: self.model(inputs, training=True)
-    if jit_compile:
+    if self.compiles_whole_step:
+      self._train_step_fn = tf.function(self._replica_train_step, jit_compile=True)
+    elif jit_compile:
       self._training_forward = tf.function(self._training_forward, jit_compile=True)
     if train_dataset is not None:
       orbit.StandardTrainer.__init__(self, train_dataset)
@@ -164,6 +189,11 @@ class PretrainingTrainer(orbit.StandardTrainer, orbit.StandardEvaluator):
     return result.losses, result.metric_updates, grads
 
   def _replica_train_step(self, batch):
+    """One step of one replica: forward, backward, all-reduce, clip, guarded update, metrics.
+
+    Returns:
+      (losses summed over replicas, the gradients' global norm before clipping).
+    """
     inputs = self.task.model_inputs(batch, self.optimizer.iterations, training=True)
     losses, metric_updates, grads = self._forward_backward(batch, inputs)
     grads = [tf.zeros_like(v) if g is None else tf.convert_to_tensor(g)
@@ -174,7 +204,12 @@ class PretrainingTrainer(orbit.StandardTrainer, orbit.StandardEvaluator):
     is_good = tf.math.is_finite(global_losses["total_loss"])
     if not is_loss_scaled(self.optimizer):  # a LossScaleOptimizer skips overflows itself
       is_good = tf.logical_and(is_good, tf.math.is_finite(grad_norm))
-    tf.distribute.get_replica_context().merge_call(self._apply_or_skip, args=(grads, is_good))
+    if tf.__internal__.distribute.strategy_supports_no_merge_call():
+      # GPU replicas inside XLA: each applies the same summed gradients to its own copy.
+      self._apply_or_skip(is_good, global_losses, lambda: self._apply_gradients(grads))
+    else:
+      tf.distribute.get_replica_context().merge_call(self._merge_apply_or_skip,
+                                                     args=(grads, is_good, global_losses))
 
     def update_metrics():
       for name, update in metric_updates.items():
@@ -182,14 +217,21 @@ class PretrainingTrainer(orbit.StandardTrainer, orbit.StandardEvaluator):
       return tf.constant(True)
 
     tf.cond(is_good, update_metrics, lambda: tf.constant(False))
-    return global_losses, is_good, grad_norm
+    return global_losses, grad_norm
 
-  def _apply_or_skip(self, strategy, grads, is_good):
-    """Cross-replica: every replica applies the summed gradients, or none does."""
-    is_good = strategy.experimental_local_results(is_good)[0]
+  def _merge_apply_or_skip(self, strategy, grads, is_good, losses):
+    """`_apply_or_skip` in cross-replica context: every replica applies, or none does."""
+    first = lambda value: strategy.experimental_local_results(value)[0]  # pylint: disable=unnecessary-lambda-assignment
+    self._apply_or_skip(
+        first(is_good), tf.nest.map_structure(first, losses),
+        lambda: strategy.extended.call_for_each_replica(self._apply_gradients, args=(grads,)))
+
+  def _apply_or_skip(self, is_good, losses, apply_gradients):
+    """Runs `apply_gradients()` if `is_good`, else only advances the step; counts skipped
+    steps; adds an applied step's losses (summed over replicas) to the loop's means."""
 
     def apply():
-      strategy.extended.call_for_each_replica(self._apply_gradients, args=(grads,))
+      apply_gradients()
       return tf.constant(True)
 
     def skip():
@@ -200,6 +242,7 @@ class PretrainingTrainer(orbit.StandardTrainer, orbit.StandardEvaluator):
     self.consecutive_bad_steps.assign(
         tf.where(is_good, tf.constant(0, tf.int64), self.consecutive_bad_steps + 1))
     self.loop_bad_steps.assign_add(tf.cast(tf.logical_not(is_good), tf.int64))
+    self.train_losses.add(losses, weight=tf.cast(is_good, tf.float32))
 
   def _apply_gradients(self, grads):
     self.optimizer.apply_gradients(zip(grads, self.model.trainable_variables),
@@ -212,12 +255,9 @@ class PretrainingTrainer(orbit.StandardTrainer, orbit.StandardEvaluator):
     self.loop_bad_steps.assign(0)
 
   def train_step(self, iterator):
-    losses, is_good, grad_norm = self.strategy.run(self._replica_train_step,
-                                                   args=(next(iterator),))
+    losses, grad_norm = self.strategy.run(self._train_step_fn, args=(next(iterator),))
     first = lambda value: self.strategy.experimental_local_results(value)[0]  # pylint: disable=unnecessary-lambda-assignment
-    losses = tf.nest.map_structure(first, losses)
-    self.train_losses.add(losses, weight=tf.cast(first(is_good), tf.float32))
-    tf.summary.scalar("step/total_loss", losses["total_loss"])
+    tf.summary.scalar("step/total_loss", first(losses["total_loss"]))
     tf.summary.scalar("step/gradient_norm", first(grad_norm))
     tf.summary.scalar("step/learning_rate", current_learning_rate(self.optimizer))
 

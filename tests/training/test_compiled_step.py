@@ -1,0 +1,176 @@
+"""jit_compile's whole-step XLA computation against the uncompiled step, every objective.
+
+Same seeds, same batches: the per-step losses of the compiled step match the uncompiled
+one's to rtol 1e-5 (XLA fuses and reorders float sums; sampling draws from stateless
+Philox bits, which XLA reproduces exactly, so the generators' samples are the same).
+TEAMS and SCRIPT are the exception, checked on the first step only, to rtol 1e-2: their
+Gumbel noise over the whole vocabulary, -log(-log(U)), goes through XLA's log, within an
+ulp of TensorFlow's but not bit-exact (up to 2.4e-7 apart), so near-ties in TEAMS' top-k
+negatives and SCRIPT's Gumbel-softmax samples can flip (step 0: TEAMS' mws_loss 0.3%
+apart; SCRIPT's disc_loss 10% apart by step 2). modeling.sampling.gumbel_noise would need
+bit-exact noise for these to match too.
+Dropout is 0: Keras' own Dropout layers draw floats with `stateless_random_uniform`, which
+XLA turns from bits into floats differently, so their masks differ compiled or not.
+"""
+import gin
+import numpy as np
+import pytest
+import tensorflow as tf
+import tf_keras
+
+from bench import host_ops
+from modeling.encoder_config import encoder_config
+from tasks.bert_pretraining import BertPretrainingTask
+from tasks.electra_hp_pretraining import ElectraHpPretrainingTask
+from tasks.electra_pretraining import ElectraPretrainingTask
+from tasks.finetuning_task import FinetuningData
+from tasks.glue_task import GlueTask
+from tasks.script_pretraining import ScriptPretrainingTask
+from tasks.teams_pretraining import TeamsPretrainingTask
+from tasks.pretraining_task import PretrainingData
+from tests.tasks import finetuning_helpers
+from tests.tasks.test_glue_task import _sst2_like
+from tests.training.helpers import build_trainer
+from tests.training.helpers import pretraining_examples
+from tests.training.helpers import PREDICTIONS
+from tests.training.helpers import SEQ
+from tests.training.helpers import VOCAB
+from training import precision
+from training.finetuning_trainer import FinetuningTrainer
+from training.optimization import create_optimizer
+from training.trainer import whole_step_compiles
+
+STEPS, RTOL = 3, 1e-5
+# Objectives whose samples may differ compiled or not (see above): first step, rtol 1e-2.
+NOT_BIT_EXACT_SAMPLES = ("teams", "script")
+
+
+def _task(objective):
+  """A tiny task of `objective` (vocab 60, seq 16, 3 predictions, batch 4, no dropout)."""
+  encoder = encoder_config("tiny", vocab_size=VOCAB, overrides=dict(
+      dropout_rate=0.0, attention_dropout_rate=0.0,
+      num_layers=4 if objective == "teams" else 2))
+  data = PretrainingData(seq_length=SEQ, max_predictions_per_seq=PREDICTIONS,
+                         train_batch_size=4, eval_batch_size=4)
+  if objective == "bert":
+    return BertPretrainingTask(encoder, data, seed=3)
+  if objective == "electra":
+    return ElectraPretrainingTask(encoder, data, seed=3, generator_width_multiplier=0.5)
+  if objective == "teams":
+    return TeamsPretrainingTask(encoder, data, seed=3)
+  if objective.startswith("electra_hp"):
+    return ElectraHpPretrainingTask(encoder, data, seed=3, generator_width_multiplier=0.5,
+                                    hardness_method=objective[len("electra_"):])
+  assert objective == "script", objective
+  return ScriptPretrainingTask(encoder, data, seed=3)
+
+
+def _step_losses(build, jit_compile, steps=STEPS):
+  """Each step's outputs (losses, metrics) of a trainer that `build(jit_compile)` makes."""
+  tf_keras.utils.set_random_seed(7)
+  trainer = build(jit_compile)
+  assert trainer.compiles_whole_step == jit_compile
+  return [trainer.train(tf.constant(1)) for _ in range(steps)]
+
+
+def _assert_same_losses(compiled, uncompiled, rtol=RTOL):
+  for step, (ours, theirs) in enumerate(zip(compiled, uncompiled)):
+    assert set(ours) == set(theirs)
+    for name in theirs:
+      if name.endswith("loss"):
+        np.testing.assert_allclose(ours[name], theirs[name], rtol=rtol,
+                                   err_msg=f"step {step}: {name}")
+    assert ours["nonfinite_steps"] == theirs["nonfinite_steps"] == 0
+
+
+# The configs' optimizers: LAMB (fused) for BERT and ELECTRA, AdamW for the others.
+@pytest.mark.parametrize("objective, optimizer", [
+    ("bert", "lamb"), ("electra", "lamb"), ("teams", "adamw"), ("electra_hp_loss", "adamw"),
+    ("electra_hp_dist", "adamw"), ("script", "adamw")])
+def test_compiled_step_gives_the_uncompiled_losses(objective, optimizer):
+  gin.bind_parameter("create_optimizer.optimizer", optimizer)
+  task = _task(objective)
+  examples = pretraining_examples(12)
+
+  def build(jit_compile):
+    return build_trainer(task, tf.distribute.get_strategy(), examples, learning_rate=3e-3,
+                         jit_compile=jit_compile)[0]
+
+  compiled, uncompiled = _step_losses(build, True), _step_losses(build, False)
+  if objective in NOT_BIT_EXACT_SAMPLES:
+    _assert_same_losses(compiled[:1], uncompiled[:1], rtol=1e-2)
+    assert all(np.isfinite(step["total_loss"]) for step in compiled)
+  else:
+    _assert_same_losses(compiled, uncompiled)
+
+
+def test_compiled_finetuning_step_with_layerwise_decay_gives_the_uncompiled_losses(tmp_path):
+  task = GlueTask(finetuning_helpers.tiny_encoder(),
+                  FinetuningData(_sst2_like(tmp_path), train_batch_size=4, eval_batch_size=4),
+                  "sst2", seed=1, layerwise_lr_decay=0.5)
+
+  def build(jit_compile):
+    model = task.build_model()
+    optimizer = create_optimizer(100, learning_rate=3e-3, warmup_steps=0)
+    batches = iter(task.build_inputs(True))
+    return FinetuningTrainer(task, model, optimizer, tf.distribute.get_strategy(),
+                             train_dataset=batches, jit_compile=jit_compile)
+
+  compiled, uncompiled = _step_losses(build, True), _step_losses(build, False)
+  _assert_same_losses(compiled, uncompiled)
+  assert compiled[-1]["accuracy"] == uncompiled[-1]["accuracy"]
+
+
+def test_mixed_float16_compiled_step_scales_the_loss_like_the_uncompiled_one():
+  try:
+    precision.set_precision_policy("mixed_float16")
+    task, examples = _task("bert"), pretraining_examples(12)
+
+    def build(jit_compile):
+      return build_trainer(task, tf.distribute.get_strategy(), examples, learning_rate=3e-3,
+                           precision_policy="mixed_float16", jit_compile=jit_compile)[0]
+
+    compiled, uncompiled = _step_losses(build, True), _step_losses(build, False)
+  finally:
+    precision.set_precision_policy("float32")
+  # float16 activations: XLA's fusions round differently from TensorFlow's kernels.
+  for ours, theirs in zip(compiled, uncompiled):
+    np.testing.assert_allclose(ours["total_loss"], theirs["total_loss"], rtol=1e-3)
+
+
+def test_compiled_step_skips_a_nonfinite_step():
+  examples = pretraining_examples(12)
+  examples["masked_lm_weights"][4:8] = np.nan  # the second batch of 4
+  trainer, _ = build_trainer(_task("bert"), tf.distribute.get_strategy(), examples,
+                             jit_compile=True)
+  assert trainer.compiles_whole_step
+  assert trainer.train(tf.constant(1))["nonfinite_steps"] == 0
+  weights = [w.numpy() for w in trainer.model.trainable_weights]
+  slots = [w.numpy() for w in trainer.optimizer.weights]
+  output = trainer.train(tf.constant(1))
+  assert output["nonfinite_steps"] == 1
+  assert np.isnan(output["total_loss"])  # no step of the loop counted: the mean is NaN
+  assert int(trainer.optimizer.iterations.numpy()) == 2  # the skipped step still counts
+  assert int(trainer.consecutive_bad_steps.numpy()) == 1
+  assert all(np.array_equal(a, w.numpy()) for a, w in zip(weights, trainer.model.trainable_weights))
+  assert all(np.array_equal(a, w.numpy()) for a, w in zip(slots[1:], trainer.optimizer.weights[1:]))
+  output = trainer.train(tf.constant(1))
+  assert output["nonfinite_steps"] == 0 and np.isfinite(output["total_loss"])
+  assert int(trainer.consecutive_bad_steps.numpy()) == 0
+
+
+def test_compiled_step_is_one_host_op_beside_the_loop():
+  trainer, _ = build_trainer(_task("electra"), tf.distribute.get_strategy(),
+                             pretraining_examples(12), jit_compile=True)
+  run = lambda n: trainer.train(tf.constant(n))  # pylint: disable=unnecessary-lambda-assignment
+  run(2)
+  per_step = host_ops.ops_per_step(run, steps=2)
+  # The compiled step, the batch, and the orbit loop's counter and condition.
+  assert per_step == {"StatefulPartitionedCall": 1, "IteratorGetNext": 1, "AddV2": 2,
+                      "Less": 1, "ReadVariableOp": 1, "total": 6}, per_step
+
+
+def test_whole_step_compiles_on_one_replica_not_on_two_cpus(two_replica_strategy):
+  assert whole_step_compiles(tf.distribute.get_strategy())
+  assert whole_step_compiles(tf.distribute.OneDeviceStrategy("/cpu:0"))
+  assert not whole_step_compiles(two_replica_strategy)
