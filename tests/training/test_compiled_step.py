@@ -28,13 +28,14 @@ from tasks.glue_task import GlueTask
 from tasks.script_pretraining import ScriptPretrainingTask
 from tasks.teams_pretraining import TeamsPretrainingTask
 from tasks.pretraining_task import PretrainingData
-from tests.tasks import finetuning_helpers
+from tests.kit.encoders import FINETUNING_VOCAB_SIZE
+from tests.kit.encoders import tiny_encoder
 from tests.tasks.test_glue_task import _sst2_like
-from tests.training.helpers import build_trainer
-from tests.training.helpers import pretraining_examples
-from tests.training.helpers import PREDICTIONS
-from tests.training.helpers import SEQ
-from tests.training.helpers import VOCAB
+from tests.kit.trainers import pretraining_trainer as build_trainer
+from tests.kit.pretraining import pretraining_examples
+from tests.kit.pretraining import PREDICTIONS
+from tests.kit.pretraining import SEQ
+from tests.kit.pretraining import VOCAB
 from training import precision
 from training.finetuning_trainer import FinetuningTrainer
 from training.optimization import create_optimizer
@@ -105,7 +106,7 @@ def test_compiled_step_gives_the_uncompiled_losses(objective, optimizer):
 
 
 def test_compiled_finetuning_step_with_layerwise_decay_gives_the_uncompiled_losses(tmp_path):
-  task = GlueTask(finetuning_helpers.tiny_encoder(),
+  task = GlueTask(tiny_encoder(FINETUNING_VOCAB_SIZE),
                   FinetuningData(_sst2_like(tmp_path), train_batch_size=4, eval_batch_size=4),
                   "sst2", seed=1, layerwise_lr_decay=0.5)
 
