@@ -140,7 +140,7 @@ def build_trainer(task, policy: str, jit_compile: bool,
   Args:
     task: a PretrainingTask.
     policy: "float32", "mixed_bfloat16" or "mixed_float16".
-    jit_compile: compile the forward/backward pass with XLA (RuntimeConfig.jit_compile).
+    jit_compile: compile the step with XLA (RuntimeConfig.jit_compile: the whole step on one replica).
     dataset_fn: InputContext -> per-replica batched dataset; None: synthetic batches.
 
   Returns:

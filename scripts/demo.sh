@@ -3,7 +3,7 @@
 #
 #   1. builds data/sample/tfrecords/ if missing (data/sample/make_sample_records.sh);
 #   2. python official_runner.py --mode=train_and_eval --gin_file=configs/quickstart.gin
-#      (progress lines every 25 steps, evaluations at steps 150 and 300);
+#      (4,000 steps; progress lines every 100 steps, evaluations every 1,000);
 #   3. python official_runner.py --mode=export (the discriminator encoder, as a SavedModel);
 #   4. draws the pretraining curves (python -m scripts.plot_pretraining) and prints where
 #      everything went;
@@ -18,7 +18,8 @@ PYTHON="${1:-.venv/bin/python}"
 MODEL_DIR="${MODEL_DIR:-runs/quickstart-$(date +%Y%m%d-%H%M%S)}"
 
 have_records() { compgen -G "data/sample/tfrecords/$1/pretrain-*.tfrecord" > /dev/null; }
-if ! have_records train || ! have_records eval; then
+if ! have_records train || ! have_records eval || ! have_records seq32/train \
+    || ! have_records seq32/eval; then
   echo "== Building the sample pretraining records (data/sample/tfrecords/)"
   bash data/sample/make_sample_records.sh "$PYTHON"
 fi

@@ -1,9 +1,13 @@
 #!/usr/bin/env bash
-# Builds the quickstart pretraining TFRecords from the bundled KJV corpus:
+# Builds pretraining TFRecords from the bundled KJV corpus:
+#   data/sample/tfrecords/seq32/{train,eval}/  the quickstart's (configs/quickstart.gin):
+#       seq length 32, unmasked (dynamic masking while reading), one copy of each example
 #   data/sample/tfrecords/train/pretrain-0000{0..3}-of-00004.tfrecord  (+ metadata.json)
 #   data/sample/tfrecords/eval/pretrain-00000-of-00001.tfrecord        (+ metadata.json)
+#       seq length 128, static masks: the toy study (configs/study/kjv_toy.gin) and
+#       bench/precision_curve.py
 # The last 40 chapters (James 4 .. Revelation 22) are held out for evaluation.
-# Settings: seq length 128, 20 predictions, ELECTRA masking; dupe_factor 10 for training
+# Settings of the seq-128 records: 20 predictions, ELECTRA masking; dupe_factor 10 for training
 # (the papers' recipe is 40: 10 keeps the quickstart's files at ~55 MB and the build
 # well under a minute on 2 cores, and a quickstart run reads far fewer than 85k examples).
 #
@@ -30,3 +34,9 @@ COMMON=(--vocab_file=data/sample/vocab.txt --max_seq_length=128 --max_prediction
 "$PYTHON" -m data.create_pretraining_data "${COMMON[@]}" \
     --input_files="$OUT/corpus/eval.txt" --output_dir="$OUT/eval" \
     --dupe_factor=1 --num_shards=1 --seed=54321
+SEQ32=(--vocab_file=data/sample/vocab.txt --max_seq_length=32 --max_predictions_per_seq=5
+       --masked_lm_prob=0.15 --mask_strategy=electra --lower_case --nostatic_masking --dupe_factor=1)
+"$PYTHON" -m data.create_pretraining_data "${SEQ32[@]}" \
+    --input_files="$OUT/corpus/train.txt" --output_dir="$OUT/seq32/train" --num_shards=4 --seed=12345
+"$PYTHON" -m data.create_pretraining_data "${SEQ32[@]}" \
+    --input_files="$OUT/corpus/eval.txt" --output_dir="$OUT/seq32/eval" --num_shards=1 --seed=54321

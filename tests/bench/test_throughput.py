@@ -53,7 +53,7 @@ def test_bad_flag_combinations_name_the_flag():
 
 
 @pytest.mark.slow  # runs the benchmark module in a subprocess
-def test_count_host_ops_counts_fewer_ops_when_the_forward_pass_is_compiled():
+def test_count_host_ops_counts_fewer_ops_when_the_step_is_compiled():
   lines = bench.bench_output_lines("bench.throughput", [
       "--objective=electra", "--size=small", "--batch_size=4", "--seq_length=16", "--steps=1",
       "--loops=1", "--count_host_ops"] + [f"--gin_param={param}" for param in TINY])
