@@ -93,9 +93,13 @@ def plot(model_dir: str, output: str) -> List[str]:
 
 
 FLAGS = flags.FLAGS
-flags.DEFINE_string("model_dir", None, "The run's --model_dir.")
-flags.DEFINE_string("output", "", "PNG path (default: <model_dir>/pretraining_curves.png).")
-flags.mark_flag_as_required("model_dir")
+
+
+def define_flags():
+  """--model_dir, --output (defined when run as a program: the runner has a --model_dir)."""
+  flags.DEFINE_string("model_dir", None, "The run's --model_dir.")
+  flags.DEFINE_string("output", "", "PNG path (default: <model_dir>/pretraining_curves.png).")
+  flags.mark_flag_as_required("model_dir")
 
 
 def main(argv):
@@ -108,4 +112,5 @@ def main(argv):
 
 
 if __name__ == "__main__":
+  define_flags()
   app.run(main)
