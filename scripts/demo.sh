@@ -34,6 +34,14 @@ echo "== Exporting the discriminator encoder"
 elapsed=$(( $(date +%s) - start ))
 "$PYTHON" -m scripts.plot_pretraining --model_dir="$MODEL_DIR" > /dev/null
 
+last_disc_auc() {  # last_disc_auc METRICS_FILE: the last evaluation's disc_auc, one line
+  "$PYTHON" - "$1" <<'PY'
+import json, sys
+last = [json.loads(line) for line in open(sys.argv[1]) if '"eval"' in line][-1]
+print(f"{last['disc_auc']:.3f} at step {last['step']} (chance 0.5; "
+      f"MLM accuracy {last['masked_lm_accuracy']:.3f})")
+PY
+}
 export_dir=$(ls -d "$MODEL_DIR"/export/encoder/* | sort -t/ -k4 -n | tail -1)
 cat <<SUMMARY
 
@@ -45,6 +53,8 @@ cat <<SUMMARY
                    input_type_ids -> sequence_output, pooled_output)
   last evaluation  $(grep '"split": "eval"' "$MODEL_DIR/metrics.jsonl" | tail -n 1)
   curves (PNG)     $MODEL_DIR/pretraining_curves.png   (loss, disc_auc, MLM accuracy vs step)
+
+  held-out disc_auc $(last_disc_auc "$MODEL_DIR/metrics.jsonl")
 SUMMARY
 
 # ---- Fine-tuning: the pretrained encoder against a randomly initialised one on kjv_books, a

@@ -8,6 +8,7 @@ figure the run has: losses (masked_lm_loss, disc_loss), disc_auc, masked_lm_accu
 (training as lines, evaluations as dots). Objectives without a discriminator (BERT) get no
 disc_auc panel. Default output: DIR/pretraining_curves.png.
 """
+from data import program  # (first: before TensorFlow loads)
 import glob
 import json
 import os
@@ -28,7 +29,8 @@ def training_series(model_dir: str) -> Series:
   wanted = {name for _, names in PANELS for name in names}
   values: Dict[str, Dict[int, Tuple[float, float]]] = {}
   for path in glob.glob(os.path.join(model_dir, "train", "events.out.tfevents.*")):
-    for event in tf.compat.v1.train.summary_iterator(path):
+    for record in tf.data.TFRecordDataset(path):
+      event = tf.compat.v1.Event.FromString(record.numpy())
       for value in event.summary.value:
         if value.tag in wanted:
           number = float(tf.make_ndarray(value.tensor)) if value.HasField("tensor") else (
@@ -113,4 +115,5 @@ def main(argv):
 
 if __name__ == "__main__":
   define_flags()
+  program.start(__name__)
   app.run(main)
