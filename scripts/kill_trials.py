@@ -113,7 +113,7 @@ class _OutputWatcher:
 
   def __init__(self, process: subprocess.Popen):
     self.lines: List[str] = []
-    self.step = -1  # last step a "train | step: N" line reported
+    self.step = -1  # last step a progress line ("step N/T | ...") reported
     self.in_eval = False
     self.done = threading.Event()
     self._thread = threading.Thread(target=self._read, args=(process,), daemon=True)
@@ -122,10 +122,12 @@ class _OutputWatcher:
   def _read(self, process):
     for line in process.stdout:
       self.lines.append(line)
-      if line.startswith("train | step:"):
-        self.step = int(line.split("|")[1].split(":")[1])
-      elif line.startswith(" eval | step:"):
+      if line.startswith("step ") and "/" in line.split("|")[0]:
+        self.step = int(line.split()[1].split("/")[0])
+      elif line.startswith(" eval | step:"):  # orbit's " eval | step: N | running ..."
         self.in_eval = "running" in line
+      elif line.startswith("eval step "):  # ours, when the evaluation is done
+        self.in_eval = False
     self.done.set()
 
   def output(self) -> str:

@@ -42,7 +42,10 @@ def test_a_run_prints_one_line_per_loop_and_no_tensorflow_notices(tmp_path):
   progress = [line for line in lines if line.startswith("step ")]
   assert [line.split(" | ")[0] for line in progress] == ["step 1/2", "step 2/2"]
   assert all(line.split(" | ")[-1].startswith("ETA ") for line in progress)
-  assert [line.split(" | ")[0] for line in lines if "eval" in line] == ["eval step 2"]
+  # One line when the evaluation starts (orbit's), one with its results (ours).
+  evaluation = [line for line in lines if "eval" in line]
+  assert len(evaluation) == 2 and evaluation[0].startswith(" eval | step:"), evaluation
+  assert "running" in evaluation[0] and evaluation[1].startswith("eval step 2 | ")
   assert not [line for line in lines if "train | step" in line or "output:" in line]
   assert not [line for line in result.stderr.splitlines()
               if any(notice in line.lower() for notice in _NOTICES)], result.stderr
