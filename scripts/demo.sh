@@ -36,8 +36,11 @@ elapsed=$(( $(date +%s) - start ))
 
 last_disc_auc() {  # last_disc_auc METRICS_FILE: the last evaluation's disc_auc, one line
   "$PYTHON" - "$1" <<'PY'
-import json, sys
-last = [json.loads(line) for line in open(sys.argv[1]) if '"eval"' in line][-1]
+import sys
+from data import program  # (first: quiets TensorFlow's start-up notices)
+program.start("__main__")
+from training.reporting import MetricsFile
+last = MetricsFile(sys.argv[1], global_step=None).evaluations()[-1]
 print(f"{last['disc_auc']:.3f} at step {last['step']} (chance 0.5; "
       f"MLM accuracy {last['masked_lm_accuracy']:.3f})")
 PY
@@ -72,9 +75,12 @@ finetune() {  # finetune DIR INIT_CHECKPOINT: one run, same config and seed for 
 }
 scores() {  # scores DIR: dev accuracy (last evaluation) and test accuracy (predictions)
   "$PYTHON" - "$1" <<'PY'
-import json, sys
+import sys
+from data import program  # (first: quiets TensorFlow's start-up notices)
+program.start("__main__")
+from bench.finetune_seeds import last_evaluation
 run = sys.argv[1]
-dev = [json.loads(line) for line in open(f"{run}/metrics.jsonl") if '"eval"' in line][-1]
+dev = last_evaluation(f"{run}/metrics.jsonl")
 gold = dict(line.rstrip("\n").split("\t") for line in open("data/sample/kjv_books/test_labels.tsv"))
 predictions = [line.rstrip("\n").split("\t") for line in open(f"{run}/predictions/KJV-BOOKS.tsv")][1:]
 test = sum(gold.get(index) == label for index, label in predictions) / len(predictions)

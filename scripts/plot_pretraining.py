@@ -10,7 +10,6 @@ disc_auc panel. Default output: DIR/pretraining_curves.png.
 """
 from data import program  # (first: before TensorFlow loads)
 import glob
-import json
 import os
 import sys
 from typing import Dict, List, Tuple
@@ -43,19 +42,14 @@ def training_series(model_dir: str) -> Series:
 
 
 def evaluation_series(model_dir: str) -> Series:
-  """metric -> [(step, value)] from DIR/metrics.jsonl's evaluation lines."""
+  """metric -> [(step, value)] from DIR/metrics.jsonl's evaluation records."""
+  from training.reporting import MetricsFile  # pylint: disable=g-import-not-at-top
   series: Series = {}
-  path = os.path.join(model_dir, "metrics.jsonl")
-  if not os.path.exists(path):
-    return series
-  with open(path, encoding="utf-8") as lines:
-    for line in lines:
-      record = json.loads(line)
-      if record.get("split") != "eval":
-        continue
-      for name, value in record.items():
-        if isinstance(value, (int, float)) and name != "step":
-          series.setdefault(name, []).append((int(record["step"]), float(value)))
+  metrics = MetricsFile(os.path.join(model_dir, "metrics.jsonl"), global_step=None)
+  for record in metrics.evaluations():
+    for name, value in record.items():
+      if isinstance(value, (int, float)) and name != "step":
+        series.setdefault(name, []).append((int(record["step"]), float(value)))
   return {name: sorted(points) for name, points in series.items()}
 
 

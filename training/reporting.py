@@ -30,12 +30,11 @@ def format_outputs(outputs: Mapping[str, float]) -> str:
 # evaluation (" eval | step: N | running ..."); the rest (each loop's outputs as a dict,
 # each evaluation's, "training until step N") repeats our lines below.
 _ORBIT_PRINTED = ("saved checkpoint to ", "restored model from ")
-_ORBIT_EVAL_START = (" eval | step:", "| running ")
 
 
 def _orbit_log(message: str):
   logging.info(message)
-  eval_start = message.startswith(_ORBIT_EVAL_START[0]) and _ORBIT_EVAL_START[1] in message
+  eval_start = message.startswith(" eval | step:") and "| running " in message
   if message.startswith(_ORBIT_PRINTED) or eval_start:
     print(message, flush=True)
 
