@@ -28,7 +28,7 @@ def example_seeds(seed: int, stream: int, step: tf.Tensor,
   key_seed = tf.stack([tf.cast(seed, tf.int32) + 1000003 * tf.cast(stream, tf.int32),
                        tf.cast(step, tf.int32)])
   step_key = tf.random.stateless_uniform(
-      [], seed=key_seed, minval=None, maxval=None, dtype=tf.int32)
+      [], seed=key_seed, minval=None, maxval=None, dtype=tf.int32, alg="philox")
   example_indices = tf.cast(example_indices, tf.int32)
   return tf.stack([tf.fill(tf.shape(example_indices), step_key), example_indices], axis=1)
 
@@ -189,8 +189,11 @@ def fold_in_seeds(seeds: tf.Tensor, salt: int) -> tf.Tensor:
   Returns:
     int32 [batch, 2].
   """
-  return tf.map_fn(lambda seed: tf.random.experimental.stateless_fold_in(seed, salt),
-                   tf.cast(seeds, tf.int32))
+  # Philox named: "auto_select" is Philox in TensorFlow's kernels but not under XLA, and a
+  # step compiled with jit_compile must draw the same samples as the uncompiled one.
+  return tf.map_fn(
+      lambda seed: tf.random.experimental.stateless_fold_in(seed, salt, alg="philox"),
+      tf.cast(seeds, tf.int32))
 
 
 def gumbel_softmax_sample(logits: tf.Tensor, relaxation_noise: tf.Tensor,
