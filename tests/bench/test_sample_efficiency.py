@@ -55,7 +55,8 @@ def test_presets_parse_and_fill_in_the_data_dir():
   toy = study_recipe.load("configs/study/kjv_toy.gin")
   assert (toy.vocab_size(), [task.name for task in toy.tasks]) == (7669, ["kjv_books"])
   study = study_recipe.load("configs/study/wordnet.gin", ["Recipe.data_dir = '/d'"])
-  assert study.train_records == "/d/records/train/pretrain-*.tfrecord"
+  assert study.train_records == "/d/unmasked32/train/pretrain-*.tfrecord"
+  assert (study.masking, study.seq_length, study.batch_size) == ("dynamic", 32, 128)
   assert study.tasks[0].data_flags[1] == "--input_dir=/d/tasks/wn_lexname"
 
 
