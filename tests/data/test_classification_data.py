@@ -9,14 +9,14 @@ import sys
 import numpy as np
 import pytest
 
-from data import create_finetuning_data as cfd
-from data import finetuning_records
-from data import glue_features
 from data import progress as progress_module
-from data.finetuning_records import read_records
-from data.glue_tasks import GLUE_TASKS
-from data.sentence_reader import infer_labels
-from data.sentence_task import spec_from_meta_data
+from data.finetuning import create_records as cfd
+from data.finetuning import finetuning_records
+from data.finetuning import glue_features
+from data.finetuning.finetuning_records import read_records
+from data.finetuning.glue_tasks import GLUE_TASKS
+from data.finetuning.sentence_reader import infer_labels
+from data.finetuning.sentence_task import spec_from_meta_data
 from tests.kit.paths import FINETUNING_TESTDATA
 from tests.kit.paths import FINETUNING_VOCAB
 from tests.kit.paths import REPO_ROOT

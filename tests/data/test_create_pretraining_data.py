@@ -1,4 +1,4 @@
-"""Tests of the pretraining-data job (data/create_pretraining_data.py) end to end."""
+"""Tests of the pretraining-data job (data/pretraining/create_records.py) end to end."""
 import collections
 import json
 import os
@@ -7,9 +7,9 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from data import example_encoding
-from data import shard_files
 from data import text_reading
+from data.pretraining import example_encoding
+from data.pretraining import shard_files
 from tests.kit import paths
 from tests.kit import record_job
 

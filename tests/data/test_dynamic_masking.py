@@ -1,12 +1,13 @@
-"""Tests of data/dynamic_masking.py: the static rules, in the graph, seeded, under XLA."""
+"""Tests of data/pretraining/dynamic_masking.py: the static rules, in the graph, seeded, under
+XLA."""
 import numpy as np
 import pytest
 import tensorflow as tf
 import tensorflow_text as text
 
-from data import dynamic_masking
-from data import masking
 from data import tokenization
+from data.pretraining import dynamic_masking
+from data.pretraining import masking
 
 VOCAB = list(tokenization.SPECIAL_TOKENS) + [f"w{i}" for i in range(300)] + [
     f"##p{i}" for i in range(100)]
@@ -37,14 +38,14 @@ def _config(**kwargs):
 
 
 def _dynamic(rows, seed=(1, 2), **kwargs):
-  """data.dynamic_masking's output as numpy arrays."""
+  """data.pretraining.dynamic_masking's output as numpy arrays."""
   masked = dynamic_masking.mask_batch(tf.constant(rows), _config(**kwargs),
                                       tf.constant(seed, tf.int64))
   return {name: value.numpy() for name, value in masked.items()}
 
 
 def _static(rows, **kwargs):
-  """data.masking's output (the static path) in the same form."""
+  """data.pretraining.masking's output (the static path) in the same form."""
   masked = masking.mask_examples(rows, _config(**kwargs), np.random.default_rng(1))
   return {"input_word_ids": masked.input_word_ids,
           "masked_lm_positions": masked.masked_lm_positions,

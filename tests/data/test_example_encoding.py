@@ -1,9 +1,9 @@
-"""Tests of data/example_encoding.py: hand-written wire format == protobuf's."""
+"""Tests of data/pretraining/example_encoding.py: hand-written wire format == protobuf's."""
 import numpy as np
 import pytest
 import tensorflow as tf
 
-from data import example_encoding
+from data.pretraining import example_encoding
 
 
 def _protobuf_example(int_features, float_features, row):

@@ -2,13 +2,13 @@
 import numpy as np
 import tensorflow as tf
 
-from data.finetuning_records import load_dataset
-from data.finetuning_records import write_tfrecord
-from data.glue_features import encode_examples
-from data.glue_features import feature_spec
-from data.glue_features import truncate_pair
-from data.sentence_reader import SentenceExample
-from data.glue_tasks import GLUE_TASKS
+from data.finetuning.finetuning_records import load_dataset
+from data.finetuning.finetuning_records import write_tfrecord
+from data.finetuning.glue_features import encode_examples
+from data.finetuning.glue_features import feature_spec
+from data.finetuning.glue_features import truncate_pair
+from data.finetuning.glue_tasks import GLUE_TASKS
+from data.finetuning.sentence_reader import SentenceExample
 from data.tokenization import WordpieceTokenizer
 from tests.kit.paths import FINETUNING_VOCAB
 

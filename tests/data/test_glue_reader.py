@@ -3,10 +3,10 @@ import os
 
 import pytest
 
-from data.sentence_reader import SentenceExample
-from data.sentence_reader import read_tfds_split
-from data.sentence_reader import read_glue_split
-from data.glue_tasks import GLUE_TASKS
+from data.finetuning.glue_tasks import GLUE_TASKS
+from data.finetuning.sentence_reader import SentenceExample
+from data.finetuning.sentence_reader import read_tfds_split
+from data.finetuning.sentence_reader import read_glue_split
 from tests.kit.paths import FINETUNING_TESTDATA
 
 GLUE_DIR = os.path.join(FINETUNING_TESTDATA, "glue")

@@ -3,9 +3,9 @@ import random
 
 import pytest
 
-from data import create_pretraining_data
-from data import heldout_split
 from data import text_reading
+from data.pretraining import create_records
+from data.pretraining import heldout_split
 from data.user_error import UserError
 from tests.kit import paths
 from tests.kit import record_job as helpers
@@ -36,7 +36,7 @@ def test_eval_fraction_writes_train_and_eval_records_of_disjoint_documents(tmp_p
                for document in text_reading.read_chunk_documents(chunk)[0]]
   expected_eval = sum(heldout_split.is_heldout(document, 0.3) for document in documents)
   assert 0 < expected_eval < len(documents) == 10
-  written = create_pretraining_data.run_with_heldout_split(
+  written = create_records.run_with_heldout_split(
       paths.TINY_CORPUS, paths.SAMPLE_VOCAB, str(tmp_path), 0.3,
       max_seq_length=helpers.SEQ_LENGTH, max_predictions_per_seq=helpers.MAX_PREDICTIONS,
       dupe_factor=2, num_shards=3)
@@ -55,7 +55,7 @@ def test_eval_fraction_writes_train_and_eval_records_of_disjoint_documents(tmp_p
 
 def test_a_fraction_that_holds_out_nothing_is_a_clear_error(tmp_path):
   with pytest.raises(UserError, match=r"--eval_fraction=1e-09 left the eval split no document"):
-    create_pretraining_data.run_with_heldout_split(
+    create_records.run_with_heldout_split(
         paths.TINY_CORPUS, paths.SAMPLE_VOCAB, str(tmp_path), 1e-9,
         max_seq_length=helpers.SEQ_LENGTH, max_predictions_per_seq=helpers.MAX_PREDICTIONS,
         dupe_factor=1, num_shards=1)

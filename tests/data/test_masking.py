@@ -1,9 +1,10 @@
-"""Tests of data/masking.py: rates, replacement splits, special tokens, units, determinism."""
+"""Tests of data/pretraining/masking.py: rates, replacement splits, special tokens, units,
+determinism."""
 import numpy as np
 import pytest
 
-from data import masking
 from data import tokenization
+from data.pretraining import masking
 
 VOCAB = list(tokenization.SPECIAL_TOKENS) + [f"w{i}" for i in range(300)] + [
     f"##p{i}" for i in range(100)]

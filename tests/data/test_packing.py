@@ -1,9 +1,9 @@
-"""Tests of data/packing.py: ELECTRA-style packing that loses no token."""
+"""Tests of data/pretraining/packing.py: ELECTRA-style packing that loses no token."""
 import random
 
 import numpy as np
 
-from data import packing
+from data.pretraining import packing
 
 CLS, SEP, PAD = 2, 3, 0
 

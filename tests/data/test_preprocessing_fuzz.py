@@ -14,10 +14,10 @@ from hypothesis import settings
 from hypothesis import strategies as st
 import numpy as np
 
-from data import masking
-from data import pretraining_pipeline
 from data import text_reading
 from data import tokenization
+from data.pretraining import masking
+from data.pretraining import pretraining_pipeline
 from tests.kit.paths import SAMPLE_VOCAB
 
 VOCAB = tokenization.load_vocab(SAMPLE_VOCAB)

@@ -1,4 +1,4 @@
-"""Tests of data/pretraining_loader.py: static and dynamic-masking tf.data loaders."""
+"""Tests of data/pretraining/pretraining_loader.py: static and dynamic-masking tf.data loaders."""
 import os
 import re
 
@@ -6,9 +6,9 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from data import pretraining_loader
-from data import shard_files
 from data import tokenization
+from data.pretraining import pretraining_loader
+from data.pretraining import shard_files
 from tests.kit import paths
 from tests.kit import record_job
 

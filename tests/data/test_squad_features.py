@@ -3,12 +3,12 @@ import os
 
 import numpy as np
 
-from data.squad_features import doc_spans
-from data.squad_features import encode_examples
-from data.squad_reader import SquadExample
-from data.squad_reader import read_json
+from data.finetuning.squad_features import doc_spans
+from data.finetuning.squad_features import encode_examples
+from data.finetuning.squad_reader import SquadExample
+from data.finetuning.squad_reader import read_json
+from data.finetuning.wordpiece_offsets import tokenize_with_char_offsets
 from data.tokenization import WordpieceTokenizer
-from data.wordpiece_offsets import tokenize_with_char_offsets
 from tests.kit.paths import FINETUNING_TESTDATA
 from tests.kit.paths import FINETUNING_VOCAB
 

@@ -1,11 +1,11 @@
 """SQuAD readers (official JSON, TFDS records) and the JSON written back."""
 import os
 
-from data.squad_reader import SquadExample
-from data.squad_reader import example_from_tfds
-from data.squad_reader import read_json
-from data.squad_reader import to_json_data
-from data.squad_reader import write_json
+from data.finetuning.squad_reader import SquadExample
+from data.finetuning.squad_reader import example_from_tfds
+from data.finetuning.squad_reader import read_json
+from data.finetuning.squad_reader import to_json_data
+from data.finetuning.squad_reader import write_json
 from tests.kit.paths import FINETUNING_TESTDATA
 
 SQUAD_DIR = os.path.join(FINETUNING_TESTDATA, "squad")

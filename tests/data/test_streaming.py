@@ -2,10 +2,10 @@
 import gc
 import weakref
 
-from data import local_runner
-from data import pretraining_pipeline
 from data import progress
 from data import text_reading
+from data.pretraining import local_runner
+from data.pretraining import pretraining_pipeline
 from tests.kit import paths
 from tests.kit import record_job
 

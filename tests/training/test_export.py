@@ -3,8 +3,8 @@
 One module fixture exports a tiny SCRIPT model (encoder + score + Hub-style pair), a GLUE
 MRPC model and a SQuAD v2.0 model (random weights, the sample vocab, S = 32) and runs every
 signature once in a fresh Python process, which prints the outputs as JSON. References are
-computed in memory from the ids the offline feature code (data/glue_features.py,
-data/squad_features.py) writes, so "fresh process == in memory" and "text signature ==
+computed in memory from the ids the offline feature code (data/finetuning/glue_features.py,
+data/finetuning/squad_features.py) writes, so "fresh process == in memory" and "text signature ==
 id signature after tokenisation" are checked together. Float tolerance: 1e-5 absolute
 (same float32 graph, other process).
 """
@@ -19,22 +19,22 @@ import pytest
 import tensorflow as tf
 import tf_keras
 
-from data import glue_features
-from data import squad_features
-from data.sentence_reader import SentenceExample
-from data.glue_tasks import GLUE_TASKS
-from data.squad_reader import SquadExample
+from data.finetuning import glue_features
+from data.finetuning import squad_features
+from data.finetuning.glue_tasks import GLUE_TASKS
+from data.finetuning.sentence_reader import SentenceExample
+from data.finetuning.squad_reader import SquadExample
 from data.tokenization import WordpieceTokenizer
 from tasks import squad_postprocess
 from tests.kit import export_models
 from training.checkpoints import training_checkpoint
 from training.experiment import run_experiment
-from training.export import ExportConfig
-from training.export_glue import GlueServingModule
-from training.export_task import export_for_task
-from training.export_task import export_vocab
-from training.export_task import text_preprocessor
 from training.optimization import create_optimizer
+from training.serving.export import ExportConfig
+from training.serving.export_glue import GlueServingModule
+from training.serving.export_task import export_for_task
+from training.serving.export_task import export_vocab
+from training.serving.export_task import text_preprocessor
 
 ATOL = 1e-5
 LONG = " ".join(["and the lord said unto moses"] * 12)  # ~72 pieces > S = 32
@@ -74,7 +74,8 @@ print("RESULTS" + json.dumps(results))
 
 
 def _glue_ids(texts_a, texts_b=None):
-  """What data/glue_features.py writes for these texts (single: sst2 layout; pair: mrpc)."""
+  """What data/finetuning/glue_features.py writes for these texts (single: sst2 layout;
+  pair: mrpc)."""
   spec = GLUE_TASKS["mrpc" if texts_b else "sst2"]
   examples = [SentenceExample(i, a, texts_b[i] if texts_b else None, None)
               for i, a in enumerate(texts_a)]

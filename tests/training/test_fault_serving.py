@@ -11,8 +11,8 @@ import tensorflow as tf
 import tensorflow_text  # noqa: F401  registers the tokenizer ops
 
 from tests.kit import export_models
-from training.export import ExportConfig
-from training.export_task import export_for_task
+from training.serving.export import ExportConfig
+from training.serving.export_task import export_for_task
 
 SHORT_TEXTS = ["In the beginning God created the heaven and the earth.", "",
                "Ünïcödé CAFÉ naïve — 日本語 ﬁ", "Jesus wept."]

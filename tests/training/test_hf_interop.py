@@ -1,6 +1,6 @@
 """HuggingFace format both ways, with transformers' own classes as the reference.
 
-Export: every objective's parts, written by training/hf_export.py, load into transformers'
+Export: every objective's parts, written by training/hf/hf_export.py, load into transformers'
 classes with no missing or unexpected weights and give our sequence outputs and head logits
 within 1e-5. Import: transformers models with their own random weights, written as their
 PyTorch classes write them (or as google-research/electra TF1 checkpoints), load into ours
@@ -31,9 +31,9 @@ from tests.kit.hf_reference import scramble_weights
 from tests.kit.hf_reference import transformers_outputs
 from tests.kit.inputs import tiny_inputs
 from tests.kit.paths import SAMPLE_VOCAB
-from training.hf_export import export_hf
-from training.hf_import import warm_start_model
-from training.hf_parts import hf_parts
+from training.hf.hf_export import export_hf
+from training.hf.hf_import import warm_start_model
+from training.hf.hf_parts import hf_parts
 from training.run_vocab import RunVocab
 
 SEQ = 8

@@ -1,6 +1,6 @@
 """Masked-LM masking, vectorised with numpy over a batch of packed examples.
 
-The static masking of `create_pretraining_data`; `data.dynamic_masking` follows the same
+The static masking of `create_pretraining_data`; `data.pretraining.dynamic_masking` follows the same
 rules in the TF graph (for the dynamic-masking loader) and reads `MaskingConfig`:
 
 - Only real text tokens are masked: never [PAD], [CLS], [SEP] or the other special tokens

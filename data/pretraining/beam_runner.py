@@ -10,9 +10,9 @@ Needs `apache-beam` (in requirements.txt).
 """
 from typing import Callable, List, Sequence
 
-from data import pretraining_metadata
-from data import pretraining_pipeline
 from data import text_reading
+from data.pretraining import pretraining_metadata
+from data.pretraining import pretraining_pipeline
 
 _COUNTS_TAG = "counts"
 

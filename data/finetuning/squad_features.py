@@ -19,9 +19,9 @@ import numpy as np
 import tensorflow as tf
 from official.nlp.data import squad_lib
 
-from data.squad_reader import SquadExample
+from data.finetuning.squad_reader import SquadExample
+from data.finetuning.wordpiece_offsets import tokenize_with_char_offsets
 from data.tokenization import WordpieceTokenizer
-from data.wordpiece_offsets import tokenize_with_char_offsets
 
 # The first window's unique id, as in Model Garden's squad_lib.
 FIRST_UNIQUE_ID = 1000000000

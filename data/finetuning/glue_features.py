@@ -1,4 +1,5 @@
-"""Sentence(-pair) examples -> fixed-length model inputs (written by data/finetuning_records).
+"""Sentence(-pair) examples -> fixed-length model inputs (written by
+data/finetuning/finetuning_records.py).
 
 The features use Model Garden's fine-tuning feature names (`input_ids`, `input_mask`,
 `segment_ids`, `label_ids`, `example_id`), the ones `official/nlp/data/create_finetuning_data.py`
@@ -9,8 +10,8 @@ from typing import Dict, List, Sequence
 import numpy as np
 import tensorflow as tf
 
-from data.sentence_reader import SentenceExample
-from data.sentence_task import SentenceTaskSpec
+from data.finetuning.sentence_reader import SentenceExample
+from data.finetuning.sentence_task import SentenceTaskSpec
 from data.tokenization import WordpieceTokenizer
 
 

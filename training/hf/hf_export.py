@@ -1,6 +1,6 @@
 """Writes our models as HuggingFace transformers checkpoints (`--mode=export_hf`).
 
-Each part (training/hf_parts.py) becomes one folder that `<Architecture>.from_pretrained`
+Each part (training/hf/hf_parts.py) becomes one folder that `<Architecture>.from_pretrained`
 loads with no missing or unexpected weights:
   config.json              ElectraConfig / BertConfig fields, `architectures`
   model.safetensors        transformers' parameter names and PyTorch layouts, float32
@@ -17,8 +17,8 @@ from safetensors.numpy import save as safetensors_bytes
 import tensorflow as tf
 
 from data import tokenization
-from training.hf_parts import HfPart
-from training.hf_parts import hf_parts
+from training.hf.hf_parts import HfPart
+from training.hf.hf_parts import hf_parts
 from training.run_vocab import RunVocab
 
 # tf_keras activation names -> transformers' ACT2FN names.

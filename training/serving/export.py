@@ -2,8 +2,8 @@
 
 Layout: DIR/export/<name>/<version>/ (TF Serving's), version = the training step, so serving
 systems that watch DIR/export/<name> pick up the newest. Which exports a run writes follows
-from its task (training/export_task.py). Every export is a tf.Module saved with named
-signatures; text signatures tokenize in-graph (training/text_preprocessing.py).
+from its task (training/serving/export_task.py). Every export is a tf.Module saved with named
+signatures; text signatures tokenize in-graph (training/serving/text_preprocessing.py).
 
 The encoder export (`encoder`) holds the discriminator only, with signatures
   `encode`(input_word_ids, input_mask, input_type_ids: int32 [batch, seq]), also served as
@@ -24,7 +24,7 @@ import tensorflow as tf
 import tf_keras
 
 from data import tokenization
-from training.text_preprocessing import TextPreprocessor
+from training.serving.text_preprocessing import TextPreprocessor
 
 ENCODER_INPUTS = ("input_word_ids", "input_mask", "input_type_ids")
 ID_SIGNATURE = [tf.TensorSpec([None, None], tf.int32, name=name) for name in ENCODER_INPUTS]
@@ -37,8 +37,9 @@ def text_spec(name: str) -> tf.TensorSpec:
 
 # The tf.Example signatures' input: serialized tf.train.Examples, string [batch].
 EXAMPLES_SIGNATURE = [text_spec("inputs")]
-# The fine-tuning records' names of the word ids, mask and type ids (data/glue_features.py,
-# data/squad_features.py: Model Garden's fine-tuning names).
+# The fine-tuning records' names of the word ids, mask and type ids
+# (data/finetuning/glue_features.py, data/finetuning/squad_features.py: Model Garden's
+# fine-tuning names).
 FINETUNING_FEATURE_NAMES = ("input_ids", "input_mask", "segment_ids")
 
 

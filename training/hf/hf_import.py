@@ -4,7 +4,7 @@
 - a transformers folder (`config.json` + `model.safetensors`, or a sharded
   `model.safetensors.index.json`): ElectraForPreTraining / ElectraForMaskedLM / ElectraModel /
   BertForMaskedLM / BertModel, loaded into the part of our model it matches
-  (training/hf_parts.py); `TrainerConfig.init_generator_checkpoint` names the generator's
+  (training/hf/hf_parts.py); `TrainerConfig.init_generator_checkpoint` names the generator's
   folder (e.g. google/electra-small-generator beside -discriminator);
 - a google-research/electra TF1 checkpoint (variables `electra/...`, `generator/...`,
   `discriminator_predictions/...`, `generator_predictions/...`): discriminator and generator.
@@ -26,11 +26,11 @@ import tensorflow as tf
 
 from data.user_error import MissingFileError
 from data.user_error import UserError
-from training.hf_parts import ARCHITECTURES
-from training.hf_parts import HfPart
-from training.hf_parts import hf_parts
 from training.checkpoints import print_unused
 from training.checkpoints import warm_start
+from training.hf.hf_parts import ARCHITECTURES
+from training.hf.hf_parts import HfPart
+from training.hf.hf_parts import hf_parts
 
 StateDict = Dict[str, np.ndarray]
 
@@ -108,7 +108,7 @@ def load_part(part: HfPart, architecture: str, state: StateDict, source: str,
   """Assigns one checkpoint's weights to one part of our model.
 
   Args:
-    part: the part to load (training/hf_parts.py).
+    part: the part to load (training/hf/hf_parts.py).
     architecture: the checkpoint's transformers class.
     state: its weights by transformers name.
     source: the checkpoint, for messages.

@@ -7,10 +7,10 @@ import pickle
 import tempfile
 from typing import Dict, Iterator, List, Sequence, Tuple
 
-from data import pretraining_metadata
-from data import pretraining_pipeline
 from data import progress
 from data import text_reading
+from data.pretraining import pretraining_metadata
+from data.pretraining import pretraining_pipeline
 
 
 # Work (input bytes x masked copies) that makes a worker process worth its start-up cost (a

@@ -14,7 +14,7 @@ from modeling.model_parts import ELECTRA_FOR_MASKED_LM
 from modeling.model_parts import ELECTRA_FOR_PRETRAINING
 from modeling.model_parts import ELECTRA_MODEL
 from modeling.model_parts import model_parts
-from training import hf_layout
+from training.hf import hf_layout
 
 # architecture -> (model_type, the head's slots or None)
 ARCHITECTURES: Dict[str, tuple] = {

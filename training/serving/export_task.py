@@ -5,9 +5,9 @@ Its kind picks the serving module:
   MWS branch), and with a vocab its text signatures and the Hub-style pair
   `hub_preprocessor` + `hub_encoder`;
 - SCORING_ENCODER (SCRIPT): ENCODER's, its `encoder` with `score` too
-  (training/export_script.py);
-- SENTENCE_PREDICTION (GlueTask): `glue_<task name>` (training/export_glue.py);
-- QUESTION_ANSWERING (SquadTask): `squad` (training/export_squad.py).
+  (training/serving/export_script.py);
+- SENTENCE_PREDICTION (GlueTask): `glue_<task name>` (training/serving/export_glue.py);
+- QUESTION_ANSWERING (SquadTask): `squad` (training/serving/export_squad.py).
 
 The vocab and casing are the ones the run kept next to its checkpoints
 (training/run_vocab.py; ExportConfig.vocab_file may name the same again), else those its
@@ -22,20 +22,20 @@ from absl import logging
 import tf_keras
 
 from tasks import protocol
-from training.export import ExportConfig
-from training.export import export_encoder
-from training.export import export_path
-from training.export import save
-from training.export_glue import GlueServingModule
-from training.export_hub import export_hub_pair
-from training.export_script import ScriptServingModule
-from training.export_squad import SquadServingModule
 from training.run_vocab import read_run_vocab
 from training.run_vocab import records_vocab
 from training.run_vocab import RunVocab
 from training.run_vocab import VOCAB_FILE
 from training.run_vocab import write_run_vocab
-from training.text_preprocessing import TextPreprocessor
+from training.serving.export import ExportConfig
+from training.serving.export import export_encoder
+from training.serving.export import export_path
+from training.serving.export import save
+from training.serving.export_glue import GlueServingModule
+from training.serving.export_hub import export_hub_pair
+from training.serving.export_script import ScriptServingModule
+from training.serving.export_squad import SquadServingModule
+from training.serving.text_preprocessing import TextPreprocessor
 
 
 def export_vocab(task, config: ExportConfig, model_dir: str) -> Optional[RunVocab]:

@@ -1,18 +1,18 @@
 """Reads sentence(-pair) examples from TSV / CSV / JSON-lines files or from TFDS.
 
-One reader for every task: a `SentenceTaskSpec` (data/sentence_task.py) names the text and
-label columns; the GLUE tasks are presets of it (data/glue_tasks.py; Model Garden's GLUE
-processors read only through `tfds.load`). Every problem is a ValueError naming the file and
-line: a missing column, an empty text, a label outside the task's labels, a score that is not a
-number.
+One reader for every task: a `SentenceTaskSpec` (data/finetuning/sentence_task.py) names
+the text and label columns; the GLUE tasks are presets of it (data/finetuning/glue_tasks.py;
+Model Garden's GLUE processors read only through `tfds.load`). Every problem is a ValueError
+naming the file and line: a missing column, an empty text, a label outside the task's labels, a
+score that is not a number.
 """
 import dataclasses
 import os
 from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
 
-from data import table_files
-from data.glue_tasks import tfds_split_name
-from data.sentence_task import SentenceTaskSpec
+from data.finetuning import table_files
+from data.finetuning.glue_tasks import tfds_split_name
+from data.finetuning.sentence_task import SentenceTaskSpec
 
 Label = Union[str, float, None]
 
@@ -77,7 +77,7 @@ def read_split(spec: SentenceTaskSpec, path: str, labelled: bool,
 
   Args:
     spec: the task (columns, labels).
-    path: a .tsv, .csv or .jsonl file (data/table_files.py).
+    path: a .tsv, .csv or .jsonl file (data/finetuning/table_files.py).
     labelled: read the label column (train and dev files); test files have none.
     column_names: the columns of a TSV/CSV file without a header row.
 

@@ -12,7 +12,7 @@ King James Bible a verse comes from, in the SST-2 layout.
 """
 from typing import Dict
 
-from data.sentence_task import SentenceTaskSpec
+from data.finetuning.sentence_task import SentenceTaskSpec
 
 _BINARY = ("0", "1")
 _ENTAILMENT = ("entailment", "not_entailment")

@@ -3,8 +3,8 @@
 `PretrainingData.masking` picks one: "static" reads the masks the records were written with
 (`pretraining_dataset`); "dynamic" masks unmasked records (`create_pretraining_data
 --nostatic_masking`) afresh each time an example is read (`dynamic_masking_dataset`), in the
-TF graph (`data.dynamic_masking`; no Python in the input pipeline). Each refuses the other's
-records, as their metadata.json tells.
+TF graph (`data.pretraining.dynamic_masking`; no Python in the input pipeline). Each refuses
+the other's records, as their metadata.json tells.
 
 Both loaders list the files, shard them by input pipeline, shuffle the file order and
 interleave reads from several files in parallel, shuffle records, batch (drop_remainder for
@@ -33,12 +33,12 @@ from typing import Dict, List, Optional, Sequence, Union
 
 import tensorflow as tf
 
-from data import dynamic_masking
-from data import masking
-from data import pretraining_features
-from data import pretraining_metadata
-from data import shard_files
 from data import tokenization
+from data.pretraining import dynamic_masking
+from data.pretraining import masking
+from data.pretraining import pretraining_features
+from data.pretraining import pretraining_metadata
+from data.pretraining import shard_files
 from data.user_error import MissingFileError
 from data.user_error import UserError
 
@@ -298,7 +298,7 @@ def dynamic_masking_dataset(file_pattern: Union[str, Sequence[str]], batch_size:
   """Batches masked on the fly, with fresh masks each time an example is read.
 
   Reads unmasked packed examples (`create_pretraining_data --nostatic_masking`) and masks
-  each batch in the graph with `data.dynamic_masking` (the rules of static masking). The
+  each batch in the graph with `data.pretraining.dynamic_masking` (the rules of static masking). The
   masks of a batch are a function of (seed, input pipeline, batch number, its examples):
   the same seed gives the same masks, a later epoch new ones, and a run resumed with its
   saved input iterator the masks it would have seen.
@@ -309,7 +309,7 @@ def dynamic_masking_dataset(file_pattern: Union[str, Sequence[str]], batch_size:
     vocab_file: the vocab the files were made with (special ids, "##" pieces); None reads
       the copy next to the records (metadata.json's vocab_file).
     masked_lm_prob, mask_strategy, whole_word_mask, max_ngram: masking rules, as in
-      `data.create_pretraining_data.run`.
+      `data.pretraining.create_records.run`.
     seed: makes shuffles and masks reproducible (None: a random one).
 
   Returns:

@@ -1,6 +1,6 @@
 """Masked-LM masking in the TF graph, for masking on the fly in a tf.data map.
 
-Built on tensorflow-text's `mask_language_model`, with the rules of `data.masking` (the
+Built on tensorflow-text's `mask_language_model`, with the rules of `data.pretraining.masking` (the
 static masking of `create_pretraining_data`):
 
 - Never selected: [PAD], [CLS], [SEP] and the other `tokenization.SPECIAL_TOKENS`.
@@ -8,7 +8,7 @@ static masking of `create_pretraining_data`):
   max_predictions_per_seq), chosen uniformly at random; with `whole_word_mask`, whole words
   (a piece and its "##" continuations, never across a special token), with `max_ngram > 1`
   spans of 1..max_ngram whole words, are taken in random order while they fit that budget,
-  in the same rounds as `data.masking`.
+  in the same rounds as `data.pretraining.masking`.
 - A selected token becomes [MASK] with probability `mask_token_fraction`, a random
   non-bracketed token with probability `random_token_fraction`, and stays otherwise
   (`masking.MASK_STRATEGIES`: bert 80/10/10, electra 85/0/15).
@@ -36,7 +36,7 @@ from typing import Dict
 import tensorflow as tf
 import tensorflow_text as text
 
-from data import masking
+from data.pretraining import masking
 
 
 class _BudgetedItemSelector(text.RandomItemSelector):
@@ -113,8 +113,8 @@ def _items(word_ids: tf.Tensor, config: masking.MaskingConfig,
 
   Units are single pieces; whole words (a piece and the "##" pieces after it) with
   `whole_word_mask`; with `max_ngram > 1`, spans of 1..max_ngram whole words, the span
-  lengths drawn with weights 1/n, as `data.masking`. A unit never crosses a special token,
-  and each special token is an item of its own (never selectable).
+  lengths drawn with weights 1/n, as `data.pretraining.masking`. A unit never crosses a special
+  token, and each special token is an item of its own (never selectable).
   """
   if not config.whole_word_mask:
     return tf.RaggedTensor.from_tensor(word_ids[:, :, None], ragged_rank=2)

@@ -3,7 +3,7 @@ import collections
 import dataclasses
 from typing import List, Mapping, Sequence
 
-from data import pretraining_features
+from data.pretraining import pretraining_features
 
 FORMAT = "electra-garden-pretraining-tfrecords/1"
 # Per-line / per-document skip reasons counted by data.text_reading.

@@ -17,13 +17,13 @@ from typing import Dict, Iterable, List, Optional, Tuple
 import numpy as np
 from absl import logging
 
-from data import example_encoding
-from data import heldout_split
-from data import masking
-from data import packing
-from data import shard_files
 from data import text_reading
 from data import tokenization
+from data.pretraining import example_encoding
+from data.pretraining import heldout_split
+from data.pretraining import masking
+from data.pretraining import packing
+from data.pretraining import shard_files
 
 # Examples masked and serialised at once when writing a shard.
 _WRITE_BLOCK_SIZE = 4096
@@ -35,7 +35,7 @@ _PACKING_STREAM, _PLACEMENT_STREAM, _MASKING_STREAM, _SHUFFLE_STREAM = range(4)
 class PretrainingDataSettings:
   """Everything a worker needs to run the job's transforms (picklable).
 
-  See `data.create_pretraining_data.run` for the meaning of each field.
+  See `data.pretraining.create_records.run` for the meaning of each field.
   """
   vocab_file: str
   output_dir: str

@@ -1,10 +1,10 @@
 """What a sentence(-pair) prediction task looks like: columns, labels, splits, metrics.
 
-One `SentenceTaskSpec` drives the reader (data/sentence_reader.py), the feature encoder
-(data/glue_features.py), the fine-tuning task and its metrics. The GLUE tasks are presets
-(data/glue_tasks.py); `--task=classification` builds one from flags and the training file, and
-writes it into the records' meta data (`spec_to_meta_data`), where the fine-tuning task reads it
-back (`spec_from_meta_data`). Plain data, no I/O.
+One `SentenceTaskSpec` drives the reader (data/finetuning/sentence_reader.py), the feature
+encoder (data/finetuning/glue_features.py), the fine-tuning task and its metrics. The GLUE tasks
+are presets (data/finetuning/glue_tasks.py); `--task=classification` builds one from flags and
+the training file, and writes it into the records' meta data (`spec_to_meta_data`), where the
+fine-tuning task reads it back (`spec_from_meta_data`). Plain data, no I/O.
 """
 import dataclasses
 from typing import Any, Dict, Optional, Tuple

@@ -22,11 +22,11 @@ from typing import Dict
 import tensorflow as tf
 import tf_keras
 
-from training.export import ENCODER_INPUTS
-from training.export import export_path
-from training.export import save
-from training.export import text_spec
-from training.text_preprocessing import TextPreprocessor
+from training.serving.export import ENCODER_INPUTS
+from training.serving.export import export_path
+from training.serving.export import save
+from training.serving.export import text_spec
+from training.serving.text_preprocessing import TextPreprocessor
 
 
 class HubPreprocessor(tf.Module):

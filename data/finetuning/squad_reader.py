@@ -1,8 +1,9 @@
 """Reads SQuAD v1.1 / v2.0 (or any file in its format) from JSON or TFDS, and writes it back.
 
 Unlike Model Garden's `squad_lib.read_squad_examples`, an example keeps its raw context
-string: answers are recovered by slicing it with character offsets (data/squad_features.py),
-so whitespace and accents inside an answer come back exactly.
+string: answers are recovered by slicing it with character offsets
+(data/finetuning/squad_features.py), so whitespace and accents inside an answer come back
+exactly.
 """
 import dataclasses
 import json

@@ -35,11 +35,11 @@ import tensorflow_text as tf_text
 
 from modeling.finetuning_models import QuestionAnsweringModel
 from tasks.squad_postprocess import BEAM_OUTPUTS
-from training.export import EXAMPLES_SIGNATURE
-from training.export import FINETUNING_FEATURE_NAMES
-from training.export import parse_encoder_inputs
-from training.export import text_spec
-from training.text_preprocessing import TextPreprocessor
+from training.serving.export import EXAMPLES_SIGNATURE
+from training.serving.export import FINETUNING_FEATURE_NAMES
+from training.serving.export import parse_encoder_inputs
+from training.serving.export import text_spec
+from training.serving.text_preprocessing import TextPreprocessor
 
 
 class SquadServingModule(tf.Module):

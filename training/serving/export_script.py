@@ -11,9 +11,9 @@ import tensorflow as tf
 from modeling.script import ScriptPretrainer
 from modeling.script import all_positions
 from modeling.self_critic import pseudo_log_likelihood
-from training.export import EncoderServingModule
-from training.export import text_spec
-from training.text_preprocessing import TextPreprocessor
+from training.serving.export import EncoderServingModule
+from training.serving.export import text_spec
+from training.serving.text_preprocessing import TextPreprocessor
 
 
 class ScriptServingModule(EncoderServingModule):

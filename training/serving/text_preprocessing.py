@@ -3,7 +3,7 @@
 The tokenizer is the pretraining one (`data.tokenization.WordpieceTokenizer.tf_tokenizer`:
 tensorflow-text's FastBertTokenizer, whose vocab is compiled into the graph), and packing is
 Model Garden's `BertPackInputs.bert_pack_inputs` with the round-robin trimmer, which gives
-exactly what `data/glue_features.py` writes: `[CLS] a [SEP] (b [SEP])`, zero-padded, the
+exactly what `data/finetuning/glue_features.py` writes: `[CLS] a [SEP] (b [SEP])`, zero-padded, the
 longer text cut first when a pair does not fit (a single text keeps its first
 `seq_length - 2` pieces). The vocab file is also kept as a SavedModel asset
 (`<export>/assets/<vocab file name>`), so a served model carries its own vocab.

@@ -13,15 +13,15 @@ Outputs of both, classification: `logits`, `probabilities` float32 [batch, num_c
 """
 import tensorflow as tf
 
-from data.sentence_task import SentenceTaskSpec
+from data.finetuning.sentence_task import SentenceTaskSpec
 from modeling.finetuning_models import SentencePredictionModel
-from training.export import EXAMPLES_SIGNATURE
-from training.export import FINETUNING_FEATURE_NAMES
-from training.export import ID_SIGNATURE
-from training.export import parse_encoder_inputs
-from training.export import encoder_outputs
-from training.export import text_spec
-from training.text_preprocessing import TextPreprocessor
+from training.serving.export import EXAMPLES_SIGNATURE
+from training.serving.export import FINETUNING_FEATURE_NAMES
+from training.serving.export import ID_SIGNATURE
+from training.serving.export import parse_encoder_inputs
+from training.serving.export import encoder_outputs
+from training.serving.export import text_spec
+from training.serving.text_preprocessing import TextPreprocessor
 
 
 class GlueServingModule(tf.Module):
