@@ -2,8 +2,8 @@
 
 Building tf.train.Example objects costs ~30 us per pretraining example in python; writing the
 protobuf wire format directly, with the varint encoding vectorised in numpy, costs a few us.
-`tests/data/test_example_encoding.py` checks the bytes parse to the same values as the
-protobuf-built message.
+`tests/data/pretraining/test_example_encoding.py` checks the bytes parse to the same values
+as the protobuf-built message.
 
 Wire format (field number << 3 | wire type; all nested messages are length-delimited):
   Example  { Features features = 1 }

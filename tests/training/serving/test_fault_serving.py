@@ -1,8 +1,9 @@
 """Serving signatures on an empty batch, a huge batch and a huge text.
 
-tests/training/test_export.py covers mixed batches (an empty string, a text longer than S,
-non-ASCII and short texts, in a fresh process); this adds the sizes it leaves out: 0 rows,
-4,096 rows (each row must get what it gets alone) and one 1 MB text (cut to S - 2 pieces).
+tests/training/serving/test_export.py covers mixed batches (an empty string, a text longer
+than S, non-ASCII and short texts, in a fresh process); this adds the sizes it leaves out:
+0 rows, 4,096 rows (each row must get what it gets alone) and one 1 MB text (cut to S - 2
+pieces).
 The exports are reloaded in this process (the fresh-process check is test_export's).
 """
 import numpy as np
