@@ -25,12 +25,12 @@ import numpy as np
 
 def export(output_dir: str) -> None:
   # pylint: disable=g-import-not-at-top
-  from tests.kit.inputs import tiny_inputs
   from tests.kit.hf_reference import MODELS
   from tests.kit.hf_reference import our_outputs
   from tests.kit.hf_reference import scramble_weights
-  from training.hf_export import export_hf
-  from training.hf_parts import hf_parts
+  from tests.kit.inputs import tiny_inputs
+  from training.hf.hf_export import export_hf
+  from training.hf.hf_parts import hf_parts
   from training.run_vocab import RunVocab
   inputs = tiny_inputs(seq=8, vocab=50)
   os.makedirs(output_dir, exist_ok=True)

@@ -31,8 +31,8 @@ import tensorflow as tf
 from bench import pretraining_setup
 from bench import plotting
 from bench.transformers_peer import TransformersPretrainer
-from training.hf_export import export_hf
-from training.hf_parts import hf_parts
+from training.hf.hf_export import export_hf
+from training.hf.hf_parts import hf_parts
 
 FLAGS = flags.FLAGS
 RECIPE_DEFAULTS = dict(size="mini", generator_width_multiplier=0.25, batch_size=32,

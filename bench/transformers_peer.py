@@ -7,7 +7,7 @@ embedding layer), or `TFBertForMaskedLM`; the optimizer is transformers' `AdamWe
 (decoupled decay, LayerNorm and biases excluded); the ELECTRA recipe (sample one replacement
 per masked position from the generator's softmax, label the tokens that changed, loss =
 MLM + 50 * RTD over real tokens) is written out below from the paper. Only the starting
-weights come from us, through the HuggingFace export (training/hf_export.py), so both sides
+weights come from us, through the HuggingFace export (training/hf/hf_export.py), so both sides
 start equal. transformers' TF classes run on tf_keras: one framework, one process, the same
 batches.
 """

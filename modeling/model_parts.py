@@ -15,7 +15,7 @@ first, as the transformers class each pair has the structure of:
 TEAMS' MWS head and SCRIPT's head are masked-LM heads over the tied word table, the
 structure of ElectraForMaskedLM's generator head. ELECTRA-HP's sampling head and TEAMS' RTD
 branch have no transformers counterpart and stay in our checkpoints only. A fine-tuning
-model names none: its `encoder` alone is the part. training/hf_parts.py writes and reads
+model names none: its `encoder` alone is the part. training/hf/hf_parts.py writes and reads
 the parts.
 """
 import dataclasses

@@ -48,10 +48,10 @@ _UNCOMPARED_KEYS = ("train_iterator", "save_counter")
 def write_tiny_run(workdir: str, objective: str = "electra", train_steps: int = 12
                    ) -> List[str]:
   """Records (3 shards: 2 train, 1 eval) and a gin file; returns the runner's arguments."""
-  from data import create_pretraining_data  # pylint: disable=g-import-not-at-top
+  from data.pretraining import create_records  # pylint: disable=g-import-not-at-top
   records = os.path.join(workdir, "records")
   if not os.path.exists(os.path.join(records, "metadata.json")):
-    create_pretraining_data.run(
+    create_records.run(
         os.path.join(REPO, "data", "sample", "kjv_tiny.txt"),
         os.path.join(REPO, "data", "sample", "vocab.txt"), records, max_seq_length=32,
         max_predictions_per_seq=5, dupe_factor=2, num_shards=3, seed=3)

@@ -27,9 +27,9 @@ import numpy as np
 import tensorflow as tf
 import tf_keras
 
-from data.create_finetuning_data import read_meta_data
-from data.finetuning_records import batch_for_replicas
-from data.finetuning_records import read_records
+from data.finetuning.create_records import read_meta_data
+from data.finetuning.finetuning_records import batch_for_replicas
+from data.finetuning.finetuning_records import read_records
 from data.user_error import UserError
 from modeling.encoder_config import EncoderConfig
 from tasks.protocol import StepResult

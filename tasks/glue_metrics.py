@@ -11,7 +11,7 @@ import numpy as np
 from scipy import stats
 from sklearn import metrics
 
-from data.sentence_task import SentenceTaskSpec
+from data.finetuning.sentence_task import SentenceTaskSpec
 
 _METRICS: Dict[str, Callable[[np.ndarray, np.ndarray], float]] = {
     "accuracy": metrics.accuracy_score,

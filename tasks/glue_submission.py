@@ -1,7 +1,7 @@
 """Prediction files of sentence-prediction tasks, in the GLUE leaderboard's format.
 
 One file per split: the leaderboard's name for a GLUE test split (`CoLA.tsv`, `MNLI-m.tsv`,
-...; data/glue_tasks.py), `<split>_predictions.tsv` otherwise. A header row
+...; data/finetuning/glue_tasks.py), `<split>_predictions.tsv` otherwise. A header row
 `index<TAB>prediction` (`<TAB>label` for a labelled split) and one row per example, ordered by
 index: the label name of a classification task, or the score of a regression task (clipped to
 the task's `score_range`, STS-B's 0-5).
@@ -12,7 +12,7 @@ from typing import Optional, Sequence
 import numpy as np
 import tensorflow as tf
 
-from data.sentence_task import SentenceTaskSpec
+from data.finetuning.sentence_task import SentenceTaskSpec
 
 
 def _value(spec: SentenceTaskSpec, prediction) -> str:

@@ -1,8 +1,9 @@
 """Sentence(-pair) classification and regression: GLUE, kjv_books, or your own labelled data.
 
 The task's columns, labels and metrics come from the records' meta data: a GLUE preset
-(data/glue_tasks.py) or the spec `create_finetuning_data --task=classification` wrote there
-(data/sentence_task.py), so the number of classes is never configured by hand.
+(data/finetuning/glue_tasks.py) or the spec `create_finetuning_data --task=classification`
+wrote there (data/finetuning/sentence_task.py), so the number of classes is never configured
+by hand.
 Model: the encoder's [CLS] vector -> dropout -> dense (ELECTRA's head); one output for a score.
 Loss: softmax cross-entropy, or mean squared error for a score, averaged over the global batch.
 Evaluation: the task's metrics on every dev split (tasks/glue_metrics.py), each dev split's
@@ -16,10 +17,10 @@ import numpy as np
 import tensorflow as tf
 import tf_keras
 
-from data import glue_features
-from data.glue_tasks import GLUE_TASKS
-from data.sentence_task import CLASSIFICATION_TASK
-from data.sentence_task import spec_from_meta_data
+from data.finetuning import glue_features
+from data.finetuning.glue_tasks import GLUE_TASKS
+from data.finetuning.sentence_task import CLASSIFICATION_TASK
+from data.finetuning.sentence_task import spec_from_meta_data
 from data.user_error import UserError
 from modeling.encoder_config import EncoderConfig
 from modeling.finetuning_models import SentencePredictionModel
@@ -92,7 +93,7 @@ class GlueTask(FinetuningTask):
                                    name="sentence_prediction")
 
   def saved_model_export(self) -> SavedModelExport:
-    """`glue_<task name>`: text in, scores out (training/export_glue.py)."""
+    """`glue_<task name>`: text in, scores out (training/serving/export_glue.py)."""
     return SavedModelExport(f"glue_{self.spec.name}", SENTENCE_PREDICTION, needs_vocab=True)
 
   def build_metrics(self) -> Dict[str, tf_keras.metrics.Metric]:

@@ -11,7 +11,7 @@ import gin
 import tensorflow as tf
 import tf_keras
 
-from data import masking
+from data.pretraining import masking
 from data.user_error import UserError
 from modeling.encoder_config import EncoderConfig
 from tasks.protocol import SavedModelExport
@@ -38,7 +38,7 @@ class PretrainingData:
       or "skip" (a warning naming it; the rest of that file is left out).
     masking: "static" reads the masks written in the records; "dynamic" masks unmasked
       records (create_pretraining_data --nostatic_masking) afresh each time an example is
-      read, in the input pipeline's graph (data/dynamic_masking.py).
+      read, in the input pipeline's graph (data/pretraining/dynamic_masking.py).
     masked_lm_prob, mask_strategy, whole_word_mask, max_ngram: dynamic masking's rules, as the
       create_pretraining_data flags of the same names (static records carry their own:
       changing one with masking "static" is an error).
@@ -158,7 +158,7 @@ class PretrainingTask(abc.ABC):
     if input_context is not None and self.data.input_split == "global_batch":
       return _rows_of_global_batches(self.build_inputs(is_training), input_context,
                                      self.global_batch_size(is_training))
-    from data import pretraining_loader  # pylint: disable=g-import-not-at-top
+    from data.pretraining import pretraining_loader  # pylint: disable=g-import-not-at-top
     batch_size = self.global_batch_size(is_training)
     if input_context is not None:
       batch_size = input_context.get_per_replica_batch_size(batch_size)

@@ -25,7 +25,7 @@ import tf_keras
 
 from modeling.encoder_config import EncoderConfig
 
-# The serving modules a SavedModel export can hold (training/export_task.py writes them).
+# The serving modules a SavedModel export can hold (training/serving/export_task.py writes them).
 ENCODER = "encoder"  # encode, serve_examples (+ text signatures and a Hub pair with a vocab)
 SCORING_ENCODER = "scoring_encoder"  # ENCODER's plus `score` (the model's masked-LM head)
 SENTENCE_PREDICTION = "sentence_prediction"  # a GLUE-style classifier or regressor

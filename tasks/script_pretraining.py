@@ -47,7 +47,7 @@ class ScriptPretrainingTask(ElectraPretrainingTask):
                             name="script_pretrainer")
 
   def saved_model_export(self) -> SavedModelExport:
-    """The encoder with `score` (its pseudo-log-likelihood, training/export_script.py)."""
+    """The encoder with `score` (its pseudo-log-likelihood, training/serving/export_script.py)."""
     return SavedModelExport("encoder", SCORING_ENCODER)
 
 

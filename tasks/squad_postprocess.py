@@ -16,10 +16,10 @@ from typing import Dict, List, Mapping, Optional, Sequence, Tuple
 import numpy as np
 import tensorflow as tf
 
-from data.squad_reader import SquadExample
+from data.finetuning.squad_reader import SquadExample
 
 # What post-processing reads of each window (W windows, S positions, beam k): from the
-# records (data/squad_features.py) and from the span head's beam search.
+# records (data/finetuning/squad_features.py) and from the span head's beam search.
 WINDOW_FEATURES = ("example_index", "token_char_starts", "token_char_ends",
                    "token_is_max_context")
 BEAM_OUTPUTS = ("start_top_log_probs", "start_top_index", "end_top_log_probs", "end_top_index")

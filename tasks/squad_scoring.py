@@ -11,8 +11,8 @@ from scipy import special
 from official.nlp.tools import squad_evaluate_v1_1
 from official.nlp.tools import squad_evaluate_v2_0
 
-from data.squad_reader import SquadExample
-from data.squad_reader import to_json_data
+from data.finetuning.squad_reader import SquadExample
+from data.finetuning.squad_reader import to_json_data
 from tasks.squad_postprocess import apply_null_threshold
 
 

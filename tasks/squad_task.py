@@ -15,9 +15,9 @@ import numpy as np
 import tensorflow as tf
 import tf_keras
 
-from data import squad_features
-from data import squad_reader
-from data.create_finetuning_data import SQUAD_VERSIONS
+from data.finetuning import squad_features
+from data.finetuning import squad_reader
+from data.finetuning.create_records import SQUAD_VERSIONS
 from data.user_error import UserError
 from modeling.encoder_config import EncoderConfig
 from modeling.finetuning_models import QuestionAnsweringModel
@@ -101,7 +101,7 @@ class SquadTask(FinetuningTask):
                                   name="question_answering")
 
   def saved_model_export(self) -> SavedModelExport:
-    """`squad`: question and context in, answer spans out (training/export_squad.py)."""
+    """`squad`: question and context in, answer spans out (training/serving/export_squad.py)."""
     return SavedModelExport("squad", QUESTION_ANSWERING, needs_vocab=True)
 
   def compute_losses(self, batch: Mapping[str, tf.Tensor],

@@ -5,6 +5,19 @@ Layers, low to high:
   tasks/             data/ and modeling/
   training/          data/, modeling/ and tasks/
   official_runner.py, bench/, scripts/   anything (nothing below imports them)
+Inside data/ and training/, groups of modules (GROUPS) point down too (MAY_IMPORT):
+  data/                 shared pieces (tokenization, text_reading, progress, ...): only data/'s
+                        shared pieces
+  data/pretraining/, data/finetuning/   the shared pieces and themselves, never each other
+  data/'s programs      (create_pretraining_data, create_finetuning_data, make_kjv_books,
+                        build_vocab: flags and main) the shared pieces and both sub-packages
+  training/'s base      (checkpoints, checkpoint_path, run_vocab, gin_config): only the base
+  training/'s core      (the loop, trainer, optimizer, precision, ...): itself and the base
+  training/serving/, training/hf/   the base and themselves: never the loop, the optimizer or
+                        each other
+  training/experiment.py   the runner's engine: all of training/
+A program module is imported by no module of any layer (tasks/ reads
+data.finetuning.create_records, not the data.create_finetuning_data program).
 An import is read from the source (ast), never run, wherever it stands (a function-level
 import counts too).
 """
@@ -26,8 +39,49 @@ ALLOWED = {
 }
 
 
+# Groups of data/'s and training/'s modules (a name stands for the module or the sub-package
+# it names); any other module of the package is in its DEFAULT_GROUP.
+GROUPS = {
+    "data": {
+        "program": ("data.create_pretraining_data", "data.create_finetuning_data",
+                    "data.make_kjv_books", "data.build_vocab"),
+        "pretraining": ("data.pretraining",),
+        "finetuning": ("data.finetuning",),
+    },
+    "training": {
+        "program": ("training.saved_model_cli",),
+        "base": ("training.checkpoints", "training.checkpoint_path", "training.run_vocab",
+                 "training.gin_config"),
+        "serving": ("training.serving",),
+        "hf": ("training.hf",),
+        "runner": ("training.experiment",),
+    },
+}
+DEFAULT_GROUP = {"data": "shared", "training": "core"}
+# (package, group) -> the groups of the same package its modules may import.
+MAY_IMPORT = {
+    ("data", "shared"): {"shared"},
+    ("data", "pretraining"): {"shared", "pretraining"},
+    ("data", "finetuning"): {"shared", "finetuning"},
+    ("data", "program"): {"shared", "pretraining", "finetuning"},
+    ("training", "base"): {"base"},
+    ("training", "core"): {"base", "core"},
+    ("training", "serving"): {"base", "serving"},
+    ("training", "hf"): {"base", "hf"},
+    ("training", "runner"): {"base", "core", "serving", "hf"},
+    ("training", "program"): set(),
+}
+
+
+def _is_module(dotted: str) -> bool:
+  path = os.path.join(REPO, *dotted.split("."))
+  return os.path.isfile(path + ".py") or os.path.isfile(os.path.join(path, "__init__.py"))
+
+
 def imported_modules(source: str, module: str):
   """(line, dotted name) of every import in `source`, relative ones resolved.
+
+  `from p import x` names p.x where that is a module of this repository, else p.
 
   Args:
     source: Python source text.
@@ -40,11 +94,20 @@ def imported_modules(source: str, module: str):
         yield node.lineno, alias.name
     elif isinstance(node, ast.ImportFrom):
       base = package[:len(package) - node.level + 1] if node.level else []
-      if node.module:
-        yield node.lineno, ".".join(base + [node.module])
-      else:  # `from . import x`: x is a module
-        for alias in node.names:
-          yield node.lineno, ".".join(base + [alias.name])
+      parent = ".".join(base + ([node.module] if node.module else []))
+      names = (".".join(filter(None, [parent, alias.name])) for alias in node.names)
+      for name in sorted({name if not node.module or _is_module(name) else parent
+                          for name in names}):
+        yield node.lineno, name
+
+
+def group(name: str) -> str:
+  """The GROUPS group of a module of data/ or training/ (dotted), e.g. "pretraining"."""
+  package = name.split(".")[0]
+  for group_name, members in GROUPS[package].items():
+    if any(name == member or name.startswith(member + ".") for member in members):
+      return group_name
+  return DEFAULT_GROUP[package]
 
 
 def upward_imports(source: str, module: str):
@@ -52,6 +115,23 @@ def upward_imports(source: str, module: str):
   allowed = ALLOWED[module.split(".")[0]]
   return [f"{line}: {name}" for line, name in sorted(imported_modules(source, module))
           if name.split(".")[0] in PROJECT and name.split(".")[0] not in allowed]
+
+
+def wrong_arrows(source: str, module: str):
+  """`line: name` of each import that crosses GROUPS the wrong way (MAY_IMPORT), or that
+  imports another package's program module."""
+  package = module.split(".")[0]
+  wrong = []
+  for line, name in sorted(imported_modules(source, module)):
+    imported_package = name.split(".")[0]
+    if imported_package not in GROUPS or name == imported_package:
+      continue
+    if imported_package == package and package in GROUPS:
+      if group(name) not in MAY_IMPORT[package, group(module)]:
+        wrong.append(f"{line}: {name}")
+    elif group(name) == "program":
+      wrong.append(f"{line}: {name}")
+  return wrong
 
 
 def layered_files():
@@ -62,12 +142,16 @@ def layered_files():
 
 
 def test_the_checker_reads_every_form_of_import():
-  source = ("import training.trainer\nfrom training import export\n"
+  source = ("import training.trainer\nfrom training.serving import export\n"
             "def f():\n  from bench.flops import step_totals\n"
             "from . import glue_metrics\nfrom .. import official_runner\nimport numpy\n")
   assert upward_imports(source, "tasks.glue_task") == [
-      "1: training.trainer", "2: training", "4: bench.flops", "6: official_runner"]
-  assert upward_imports("from data import masking\n", "modeling.bert") == ["1: data"]
+      "1: training.trainer", "2: training.serving.export", "4: bench.flops",
+      "6: official_runner"]
+  assert upward_imports("from data.pretraining import masking\n", "modeling.bert") == [
+      "1: data.pretraining.masking"]
+  assert upward_imports("from data import user_error\n", "modeling.bert") == [
+      "1: data.user_error"]
   assert upward_imports("from modeling import losses\n", "training.trainer") == []
 
 
@@ -83,3 +167,53 @@ def test_imports_point_down(path):
     upward = upward_imports(f.read(), module)
   allowed = ", ".join(sorted(ALLOWED[module.split(".")[0]]))
   assert not upward, f"{path} imports above its layer (it may import {allowed}): {upward}"
+
+
+def test_the_checker_finds_each_wrong_arrow_between_groups():
+  def check(source, module):
+    return wrong_arrows(source + "\n", module)
+
+  assert check("from data.finetuning import glue_tasks", "data.pretraining.masking") == [
+      "1: data.finetuning.glue_tasks"]
+  assert check("from data.pretraining.masking import mask_examples",
+               "data.finetuning.glue_features") == ["1: data.pretraining.masking"]
+  assert check("from data.pretraining import shard_files", "data.text_reading") == [
+      "1: data.pretraining.shard_files"]
+  assert check("from training.serving import export", "training.optimization") == [
+      "1: training.serving.export"]
+  assert check("from training import trainer", "training.serving.export_task") == [
+      "1: training.trainer"]
+  assert check("import training.hf.hf_parts", "training.serving.export") == [
+      "1: training.hf.hf_parts"]
+  assert check("from training.experiment import run_experiment", "training.hf.hf_import") == [
+      "1: training.experiment"]
+  assert check("from data.create_finetuning_data import read_meta_data",
+               "tasks.finetuning_task") == ["1: data.create_finetuning_data"]
+  # The arrows the layout has.
+  assert check("from data import tokenization\nfrom data.pretraining import masking",
+               "data.pretraining.pretraining_loader") == []
+  assert check("from data.finetuning import create_records", "data.create_finetuning_data") == []
+  assert check("from training.serving import export_task\nfrom training.hf import hf_import",
+               "training.experiment") == []
+  assert check("from training.run_vocab import RunVocab", "training.hf.hf_export") == []
+  assert check("from data.finetuning.create_records import read_meta_data",
+               "tasks.finetuning_task") == []
+
+
+def test_every_group_names_a_module():
+  for members in GROUPS.values():
+    for groups_members in members.values():
+      for member in groups_members:
+        assert _is_module(member), f"GROUPS names {member}, which is no module"
+
+
+@pytest.mark.parametrize("path", layered_files())
+def test_imports_between_groups_point_down(path):
+  module = path[:-len(".py")].replace(os.sep, ".")
+  with open(os.path.join(REPO, path), encoding="utf-8") as f:
+    wrong = wrong_arrows(f.read(), module)
+  package = module.split(".")[0]
+  allowed = (f"{package}/'s {', '.join(sorted(MAY_IMPORT[package, group(module)]))} groups"
+             if package in GROUPS else "no program module")
+  assert not wrong, (f"{path} imports across the groups of tests/test_import_graph.py "
+                     f"(it may import {allowed}): {wrong}")

@@ -10,6 +10,9 @@ import site
 import subprocess
 import sys
 import sysconfig
+import tomllib
+
+import setuptools
 
 import official_runner
 
@@ -52,3 +55,17 @@ def test_an_editable_install_gives_the_commands(tmp_path):
   usage = _run(str(venv / "bin" / "electra-garden-vocab"), "--help", returncode=1,
                cwd=tmp_path)
   assert "--[no]lower_case: Lower-case the text" in usage and "--vocab_size" in usage
+
+
+def test_a_wheel_would_hold_every_sub_package():
+  """pyproject.toml's package patterns match every folder with an __init__.py (a wheel, unlike
+  the editable install, holds only those)."""
+  with open(os.path.join(official_runner.REPO_ROOT, "pyproject.toml"), "rb") as f:
+    find = tomllib.load(f)["tool"]["setuptools"]["packages"]["find"]
+  packages = set(setuptools.find_packages(official_runner.REPO_ROOT, include=find["include"]))
+  expected = {os.path.relpath(root, official_runner.REPO_ROOT).replace(os.sep, ".")
+              for package in ("data", "modeling", "tasks", "training")
+              for root, _, files in os.walk(os.path.join(official_runner.REPO_ROOT, package))
+              if "__init__.py" in files}
+  assert {"data.pretraining", "data.finetuning", "training.serving", "training.hf"} <= expected
+  assert packages == expected

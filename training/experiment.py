@@ -13,22 +13,20 @@ import orbit
 import tensorflow as tf
 import tf_keras
 
+from data.pretraining.pretraining_loader import corrupt_file_error
 from data.user_error import UserError
 from tasks.protocol import Task
 from training import distribution
 from training import precision
-from data.pretraining_loader import corrupt_file_error
 from training.checkpoint_path import restore_path
 from training.checkpoints import check_same_model
 from training.checkpoints import IntervalCheckpointManager
 from training.checkpoints import remove_partial_checkpoints
 from training.checkpoints import Rollback
 from training.checkpoints import training_checkpoint
-from training.export import ExportConfig
-from training.export_task import export_for_task
-from training.export_task import export_vocab
-from training.hf_export import export_hf
-from training.hf_import import warm_start_model
+from training.finetuning_trainer import FinetuningTrainer
+from training.hf.hf_export import export_hf
+from training.hf.hf_import import warm_start_model
 from training.optimization import create_optimizer
 from training.preemption import any_worker_signalled
 from training.preemption import PreemptionCheckpointer
@@ -37,7 +35,9 @@ from training.reporting import ProgressLine
 from training.run_vocab import check_init_checkpoint_vocab
 from training.run_vocab import records_vocab
 from training.run_vocab import write_run_vocab
-from training.finetuning_trainer import FinetuningTrainer
+from training.serving.export import ExportConfig
+from training.serving.export_task import export_for_task
+from training.serving.export_task import export_vocab
 from training.trainer import PretrainingTrainer
 
 MODES = ("train", "eval", "train_and_eval", "export", "export_hf")
@@ -97,7 +97,7 @@ class TrainerConfig:
       steps_per_loop); loop averages are written every loop.
     init_checkpoint: warm-start weights from another run's checkpoint or directory, a
       HuggingFace transformers folder or a google-research/electra TF1 checkpoint
-      (training/hf_import.py).
+      (training/hf/hf_import.py).
     init_generator_checkpoint: a transformers folder with the generator (ElectraForMaskedLM)
       to warm-start it from, beside a transformers or TF1 init_checkpoint.
     max_consecutive_bad_steps: non-finite steps in a row before rolling back.

@@ -14,7 +14,7 @@ import numpy as np
 import tensorflow as tf
 import tf_keras
 
-from data import create_pretraining_data
+from data.pretraining import create_records
 from tasks.pretraining_task import PretrainingData
 from tests.kit import paths
 from tests.kit.encoders import SAMPLE_VOCAB_SIZE
@@ -28,7 +28,7 @@ def sample_records():
   """data/sample/kjv_tiny.txt as BERT-masked pretraining records (built once per process)."""
   output_dir = tempfile.mkdtemp(prefix="objective_records_")
   atexit.register(shutil.rmtree, output_dir, ignore_errors=True)
-  create_pretraining_data.run(
+  create_records.run(
       input_files=paths.TINY_CORPUS, vocab_file=paths.SAMPLE_VOCAB,
       output_dir=output_dir, max_seq_length=SEQ, max_predictions_per_seq=PREDICTIONS,
       dupe_factor=1, num_shards=1, seed=3, mask_strategy="bert")

@@ -2,8 +2,8 @@
 import numpy as np
 import tensorflow as tf
 
-from data import create_pretraining_data
-from data import shard_files
+from data.pretraining import create_records
+from data.pretraining import shard_files
 from tests.kit.paths import SAMPLE_VOCAB
 from tests.kit.paths import TINY_CORPUS
 
@@ -18,7 +18,7 @@ def make_records(output_dir, **overrides):
                   max_seq_length=SEQ_LENGTH, max_predictions_per_seq=MAX_PREDICTIONS,
                   dupe_factor=DUPE_FACTOR, num_shards=3, seed=7)
   settings.update(overrides)
-  return create_pretraining_data.run(output_dir=str(output_dir), **settings)
+  return create_records.run(output_dir=str(output_dir), **settings)
 
 
 def shard_paths(output_dir):

@@ -2,9 +2,9 @@
 import json
 import os
 
-from data import sentence_reader
-from data import glue_tasks
-from data import squad_reader
+from data.finetuning import sentence_reader
+from data.finetuning import glue_tasks
+from data.finetuning import squad_reader
 from scripts import build_study_corpus
 from scripts import build_study_tasks
 

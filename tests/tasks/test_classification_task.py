@@ -7,19 +7,19 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
+from data.finetuning.create_records import create_classification_data
+from data.finetuning.create_records import find_split_files
+from data.finetuning.sentence_task import SentenceTaskSpec
 import official_runner
-from data.create_finetuning_data import create_classification_data
-from data.create_finetuning_data import find_split_files
-from data.sentence_task import SentenceTaskSpec
 from tasks.glue_metrics import compute_metrics
 from tasks.glue_task import GlueTask
 from tests.kit.finetuning import tokenizer
 from tests.kit.finetuning import write_tsv
 from tests.kit.trainers import finetuning_trainer
 from tests.kit.trainers import first_and_last_logs
-from training.export_glue import GlueServingModule
-from training.export_task import text_preprocessor
 from training.run_vocab import records_vocab
+from training.serving.export_glue import GlueServingModule
+from training.serving.export_task import text_preprocessor
 
 # Ten string labels; each class has its own word, so the task is learnable in a few steps.
 LABELS = ["adj.all", "adv.all", "noun.artifact", "noun.food", "noun.location", "noun.person",

@@ -5,8 +5,8 @@ import os
 import gin
 import pytest
 
+from data.finetuning.create_records import create_glue_data
 import official_runner
-from data.create_finetuning_data import create_glue_data
 from tasks.glue_task import GlueTask
 from tests.kit.finetuning import tokenizer
 from tests.kit.paths import FINETUNING_TESTDATA

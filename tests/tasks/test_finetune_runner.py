@@ -5,8 +5,8 @@ import os
 import gin
 import tensorflow as tf
 
+from data.finetuning.create_records import create_glue_data
 import official_runner
-from data.create_finetuning_data import create_glue_data
 from tasks.electra_pretraining import ElectraPretrainingTask
 from tasks.pretraining_task import PretrainingData
 from tests.kit.encoders import FINETUNING_VOCAB_SIZE

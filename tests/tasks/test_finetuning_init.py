@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from data.create_finetuning_data import create_glue_data
+from data.finetuning.create_records import create_glue_data
 from tasks.electra_pretraining import ElectraPretrainingTask
 from tasks.finetuning_task import FinetuningData
 from tasks.glue_task import GlueTask

@@ -7,8 +7,8 @@ from scipy import stats
 from sklearn import metrics
 import tensorflow as tf
 
-from data.create_finetuning_data import create_glue_data
-from data.glue_tasks import GLUE_TASKS
+from data.finetuning.create_records import create_glue_data
+from data.finetuning.glue_tasks import GLUE_TASKS
 from tasks.finetuning_task import FinetuningData
 from tasks.finetuning_task import finetuning_steps
 from tasks.glue_metrics import compute_metrics

@@ -19,9 +19,9 @@ from tests.kit import pretraining as helpers
 from tests.kit import trainers
 from training.checkpoints import check_same_model
 from training.checkpoints import training_checkpoint
-from training.hf_export import export_hf
-from training.hf_import import warm_start_model
-from training.hf_parts import hf_parts
+from training.hf.hf_export import export_hf
+from training.hf.hf_import import warm_start_model
+from training.hf.hf_parts import hf_parts
 
 # The "tiny" encoder with E == H (BertForMaskedLM has no embedding_size) and no dropout,
 # over the helpers' batches (vocab 60, seq 16, 3 masked positions, batch 4).

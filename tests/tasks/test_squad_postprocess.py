@@ -8,8 +8,8 @@ import pytest
 from official.nlp.tools import squad_evaluate_v1_1
 from official.nlp.tools import squad_evaluate_v2_0
 
-from data.squad_reader import SquadExample
-from data.squad_reader import read_json
+from data.finetuning.squad_reader import SquadExample
+from data.finetuning.squad_reader import read_json
 from tasks.squad_postprocess import apply_null_threshold
 from tasks.squad_postprocess import postprocess
 from tasks.squad_postprocess import write_prediction_files

@@ -6,7 +6,7 @@ import shutil
 import pytest
 import tensorflow as tf
 
-from data.create_finetuning_data import create_squad_data
+from data.finetuning.create_records import create_squad_data
 from tasks.finetuning_task import FinetuningData
 from tasks.squad_task import SquadTask
 from tests.kit.encoders import FINETUNING_VOCAB_SIZE

@@ -5,9 +5,9 @@ import gin
 import numpy as np
 import pytest
 
-import official_runner
-from data import shard_files
 from data import tokenization
+from data.pretraining import shard_files
+import official_runner
 from tasks.electra_pretraining import ElectraPretrainingTask
 from tasks.pretraining_task import PretrainingData
 from tests.kit import paths

@@ -5,14 +5,14 @@ import gin
 import pytest
 import tensorflow as tf
 
+from data.pretraining.pretraining_loader import corrupt_file_error
+from data.pretraining.pretraining_loader import pretraining_dataset
 import official_runner
 from tests.kit.pretraining import PREDICTIONS
 from tests.kit.pretraining import SEQ
 from tests.kit.pretraining import pretraining_examples
 from tests.kit.pretraining import write_pretraining_records
 from tests.kit.runs import tiny_bert_bindings
-from data.pretraining_loader import corrupt_file_error
-from data.pretraining_loader import pretraining_dataset
 from training.experiment import run_experiment
 
 

@@ -6,13 +6,13 @@ import numpy as np
 import tensorflow as tf
 import tf_keras
 
+from data.pretraining.pretraining_loader import pretraining_dataset
 import official_runner
 from tests.kit.pretraining import PREDICTIONS
 from tests.kit.pretraining import SEQ
 from tests.kit.pretraining import pretraining_examples
 from tests.kit.pretraining import write_pretraining_records
 from tests.kit.runs import tiny_bert_bindings
-from data.pretraining_loader import pretraining_dataset
 from training.experiment import run_experiment
 
 BATCH = 4  # tiny_electra_bindings' batch size

@@ -9,22 +9,22 @@ import pytest
 import tensorflow as tf
 import tensorflow_text  # noqa: F401  registers the tokenizer ops
 
-import official_runner
 from data import tokenization
+import official_runner
 from tasks.pretraining_task import PretrainingData
 from tests.kit import export_models
 from tests.kit import paths
 from tests.kit import record_job
 from tests.kit.runs import tiny_electra_bindings
 from training.experiment import run_experiment
-from training.export import ExportConfig
-from training.export_task import export_for_task
-from training.export_task import export_vocab
 from training.run_vocab import check_init_checkpoint_vocab
 from training.run_vocab import read_run_vocab
 from training.run_vocab import records_vocab
 from training.run_vocab import RunVocab
 from training.run_vocab import write_run_vocab
+from training.serving.export import ExportConfig
+from training.serving.export_task import export_for_task
+from training.serving.export_task import export_vocab
 
 SAMPLE = paths.SAMPLE_VOCAB
 

@@ -1,0 +1,275 @@
+"""Starts a model from a HuggingFace transformers or a google-research/electra TF1 checkpoint.
+
+`TrainerConfig.init_checkpoint` may name, besides one of our runs:
+- a transformers folder (`config.json` + `model.safetensors`, or a sharded
+  `model.safetensors.index.json`): ElectraForPreTraining / ElectraForMaskedLM / ElectraModel /
+  BertForMaskedLM / BertModel, loaded into the part of our model it matches
+  (training/hf/hf_parts.py); `TrainerConfig.init_generator_checkpoint` names the generator's
+  folder (e.g. google/electra-small-generator beside -discriminator);
+- a google-research/electra TF1 checkpoint (variables `electra/...`, `generator/...`,
+  `discriminator_predictions/...`, `generator_predictions/...`): discriminator and generator.
+
+The encoder's weights must all be there, with this model's shapes, or the run stops naming
+the first ones that are not; a head is loaded when the checkpoint is of the same
+architecture. What was loaded, what kept its initialisation and what the checkpoint had that
+this model has no place for is printed, as for our own checkpoints.
+"""
+import json
+import os
+import re
+from typing import Dict, List, Optional, Tuple
+
+from absl import logging
+import numpy as np
+from safetensors.numpy import load as safetensors_load
+import tensorflow as tf
+
+from data.user_error import MissingFileError
+from data.user_error import UserError
+from training.checkpoints import print_unused
+from training.checkpoints import warm_start
+from training.hf.hf_parts import ARCHITECTURES
+from training.hf.hf_parts import HfPart
+from training.hf.hf_parts import hf_parts
+
+StateDict = Dict[str, np.ndarray]
+
+
+def is_hf_directory(path: str) -> bool:
+  """Whether `path` is a folder holding a transformers config.json."""
+  return bool(path) and tf.io.gfile.exists(os.path.join(path, "config.json"))
+
+
+def is_tf1_electra_checkpoint(path: str) -> bool:
+  """Whether `path` is a google-research/electra TF1 checkpoint (prefix or folder)."""
+  try:
+    names = [name for name, _ in tf.train.list_variables(path)]
+  except (tf.errors.NotFoundError, tf.errors.InvalidArgumentError, ValueError):
+    return False
+  return "electra/embeddings/word_embeddings" in names
+
+
+def read_hf_checkpoint(directory: str) -> Tuple[Dict, StateDict]:
+  """Reads a transformers folder's config.json and its safetensors weights.
+
+  Returns:
+    (config dict, {transformers name: float32 array}).
+
+  Raises:
+    FileNotFoundError: no safetensors weights there (e.g. only pytorch_model.bin).
+  """
+  with tf.io.gfile.GFile(os.path.join(directory, "config.json")) as file:
+    config = json.load(file)
+  single = os.path.join(directory, "model.safetensors")
+  index = os.path.join(directory, "model.safetensors.index.json")
+  if tf.io.gfile.exists(single):
+    shards = [single]
+  elif tf.io.gfile.exists(index):
+    with tf.io.gfile.GFile(index) as file:
+      shard_names = sorted(set(json.load(file)["weight_map"].values()))
+    shards = [os.path.join(directory, name) for name in shard_names]
+  else:
+    raise MissingFileError(
+        f"{directory} has a config.json but no model.safetensors: this library reads "
+        "transformers' safetensors format; convert a pytorch_model.bin with transformers "
+        "(model.save_pretrained(dir, safe_serialization=True))")
+  state = {}
+  for shard in shards:
+    with tf.io.gfile.GFile(shard, "rb") as file:
+      state.update(safetensors_load(file.read()))
+  return config, {name: np.asarray(value, np.float32) for name, value in state.items()}
+
+
+def _architecture(config: Dict, state: StateDict) -> str:
+  """The checkpoint's transformers class, from config.json or, failing that, its weights."""
+  for architecture in config.get("architectures") or []:
+    if architecture in ARCHITECTURES:
+      return architecture
+  model_type = config.get("model_type", "electra")
+  if any(name.startswith("discriminator_predictions.") for name in state):
+    return "ElectraForPreTraining"
+  if any(name.startswith("generator_predictions.") for name in state):
+    return "ElectraForMaskedLM"
+  if any(name.startswith("cls.predictions.") for name in state):
+    return "BertForMaskedLM"
+  return "BertModel" if model_type == "bert" else "ElectraModel"
+
+
+def _with_base_prefix(state: StateDict, model_type: str) -> StateDict:
+  """Names a base model's weights (ElectraModel saves `embeddings.*`) as in the *For* classes."""
+  if any(name.startswith(model_type + ".") for name in state):
+    return state
+  return {(f"{model_type}.{name}" if name.startswith(("embeddings", "encoder.")) else name):
+          value for name, value in state.items()}
+
+
+def load_part(part: HfPart, architecture: str, state: StateDict, source: str,
+              keep=frozenset()) -> Dict[str, List[str]]:
+  """Assigns one checkpoint's weights to one part of our model.
+
+  Args:
+    part: the part to load (training/hf/hf_parts.py).
+    architecture: the checkpoint's transformers class.
+    state: its weights by transformers name.
+    source: the checkpoint, for messages.
+    keep: refs of variables not to overwrite (the generator's tied embeddings, which the
+      discriminator's checkpoint provides).
+
+  Returns:
+    dict `restored` (transformers names read), `variables` (refs of our variables they
+    set), `unused` (names in the checkpoint with no place here).
+
+  Raises:
+    ValueError: the encoder's weights are missing there or have other shapes.
+  """
+  model_type = ARCHITECTURES[architecture][0]
+  state = _with_base_prefix(state, model_type)
+  encoder_slots = part.encoder_slots(model_type)
+  missing = [slot.name for slot in encoder_slots if slot.name not in state]
+  if missing:
+    raise UserError(
+        f"{source} ({architecture}) lacks {len(missing)} of the {part.name}'s "
+        f"{len(encoder_slots)} encoder weights, e.g. {', '.join(missing[:4])}: it is no "
+        "checkpoint of this encoder (check encoder_config: layers, sizes)")
+  slots = list(encoder_slots)
+  if architecture == part.architecture:
+    slots += part.head_slots()
+  absent = [slot.name for slot in slots if slot.name not in state]
+  if absent:
+    raise UserError(f"{source} ({architecture}) has no {', '.join(absent[:4])}")
+  for slot in slots:  # every shape is checked before any variable changes
+    slot.check_hf_shape(state[slot.name], source)
+  for slot in slots:
+    if slot.variable.ref() not in keep:
+      slot.assign_from_hf(state[slot.name], source)
+    elif not np.allclose(slot.to_hf(), state[slot.name], atol=1e-6):
+      print(f"  note: {source} has other values for {slot.name} than the discriminator's "
+            "checkpoint; the embeddings are tied here, so the discriminator's are kept",
+            flush=True)
+  restored = [slot.name for slot in slots]
+  unused = sorted(set(state) - set(restored))
+  return dict(restored=restored, unused=unused,
+              variables={slot.variable.ref() for slot in slots})
+
+
+def _tf1_hf_name(tf1_name: str) -> Optional[str]:
+  """A google-research/electra variable name as transformers names it (None: skip it).
+
+  `electra/encoder/layer_3/attention/self/query/kernel` ->
+  `electra.encoder.layer.3.attention.self.query.weight`; the generator's `generator/...`
+  become `electra...` of its own model; `dense_1` is `dense_prediction`, the generator's
+  `output_bias` is `generator_lm_head.bias`.
+  """
+  parts = tf1_name.split("/")
+  if parts[-1] in ("adam_m", "adam_v") or parts[0] in ("global_step", "temperature"):
+    return None
+  if parts[0] == "generator":
+    parts[0] = "electra"
+  name = ".".join(parts)
+  name = re.sub(r"\.layer_(\d+)\.", r".layer.\1.", name)
+  name = name.replace("dense_1.", "dense_prediction.")
+  name = name.replace("generator_predictions.output_bias", "generator_lm_head.bias")
+  if name.endswith("_embeddings"):
+    return name + ".weight"
+  return re.sub(r"\.(kernel|gamma)$", ".weight", re.sub(r"\.beta$", ".bias", name))
+
+
+def read_tf1_electra_checkpoint(path: str) -> Dict[str, StateDict]:
+  """Reads a google-research/electra TF1 checkpoint as two transformers state dicts.
+
+  Returns:
+    {"discriminator": ElectraForPreTraining weights, "generator": ElectraForMaskedLM
+    weights}; the generator's embeddings are the shared `electra/embeddings/*` unless the
+    checkpoint has untied `generator/embeddings/*`.
+  """
+  reader = tf.train.load_checkpoint(path)
+  names = [name for name, _ in tf.train.list_variables(path)]
+  untied = any(name.startswith("generator/embeddings/") for name in names)
+  states = {"discriminator": {}, "generator": {}}
+  for tf1_name in names:
+    hf_name = _tf1_hf_name(tf1_name)
+    if hf_name is None:
+      continue
+    value = np.asarray(reader.get_tensor(tf1_name), np.float32)
+    if tf1_name.endswith("/kernel"):
+      value = value.T  # TF1 Dense kernels are [in, out], transformers' Linear [out, in]
+    scope = tf1_name.split("/")[0]
+    if scope in ("generator", "generator_predictions"):
+      states["generator"][hf_name] = value
+    elif scope in ("electra", "discriminator_predictions"):
+      states["discriminator"][hf_name] = value
+      if tf1_name.startswith("electra/embeddings/") and not untied:
+        states["generator"][hf_name] = value
+  return states
+
+
+def _report(source: str, model, reports: List[Dict[str, List[str]]], assigned) -> None:
+  restored = sum(len(report["restored"]) for report in reports)
+  not_loaded = [variable.name for variable in model.weights if variable.ref() not in assigned]
+  print(f"init_checkpoint {source}: restored {restored} weights; "
+        f"{len(not_loaded)} of the model's {len(model.weights)} variables keep their "
+        "initialisation", flush=True)
+  for name in not_loaded:
+    print(f"  not_in_checkpoint: {name}", flush=True)
+  print_unused([name for report in reports for name in report["unused"]])
+  logging.info("init_checkpoint %s: restored %d weights", source, restored)
+
+
+def warm_start_model(model, init_checkpoint: str,
+                     init_generator_checkpoint: str = "") -> Dict[str, Dict]:
+  """Warm-starts a built model from any checkpoint kind the runner accepts.
+
+  Args:
+    model: the built model (pretraining or fine-tuning).
+    init_checkpoint: one of our runs (a checkpoint prefix or folder), a transformers folder
+      (the encoder fine-tuning keeps: the discriminator, BERT's encoder), a
+      google-research/electra TF1 checkpoint, or "".
+    init_generator_checkpoint: a transformers folder with the generator (ELECTRA,
+      ELECTRA-HP, TEAMS), or "".
+
+  Returns:
+    part name -> load_part's report for what came from transformers / TF1 checkpoints
+    ("model": training.checkpoints.warm_start's report for one of our runs).
+
+  Raises:
+    ValueError: a checkpoint does not fit (missing encoder weights, other shapes), or a
+      generator checkpoint for a model without a generator.
+  """
+  parts = {part.name: part for part in hf_parts(model)}
+  main_part = next(iter(parts.values()))
+  reports = {}
+  if init_generator_checkpoint and "generator" not in parts:
+    raise UserError(f"TrainerConfig.init_generator_checkpoint={init_generator_checkpoint} "
+                     "but this model has no generator")
+  if is_hf_directory(init_checkpoint):
+    config, state = read_hf_checkpoint(init_checkpoint)
+    reports[main_part.name] = load_part(main_part, _architecture(config, state), state,
+                                        init_checkpoint)
+  elif is_tf1_electra_checkpoint(init_checkpoint):
+    states = read_tf1_electra_checkpoint(init_checkpoint)
+    reports[main_part.name] = load_part(main_part, "ElectraForPreTraining",
+                                        states["discriminator"], init_checkpoint)
+    if "generator" in parts and not init_generator_checkpoint:
+      reports["generator"] = load_part(
+          parts["generator"], "ElectraForMaskedLM", states["generator"], init_checkpoint,
+          keep=_variable_refs(main_part))
+  elif init_checkpoint:  # one of our runs, which holds the generator too
+    if init_generator_checkpoint:
+      raise UserError(
+          "TrainerConfig.init_generator_checkpoint goes with a transformers folder or a TF1 "
+          f"checkpoint as init_checkpoint, or alone; {init_checkpoint} is one of our runs, "
+          "whose checkpoint holds the generator already")
+    return {"model": warm_start(model, init_checkpoint)}
+  if init_generator_checkpoint:
+    config, state = read_hf_checkpoint(init_generator_checkpoint)
+    keep = _variable_refs(main_part) if init_checkpoint else frozenset()
+    reports["generator"] = load_part(parts["generator"], _architecture(config, state), state,
+                                     init_generator_checkpoint, keep=keep)
+  assigned = set().union(*(report["variables"] for report in reports.values()))
+  _report(init_checkpoint or init_generator_checkpoint, model, list(reports.values()),
+          assigned)
+  return reports
+
+
+def _variable_refs(part: HfPart):
+  return frozenset(slot.variable.ref() for slot in part.slots())

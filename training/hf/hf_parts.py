@@ -1,0 +1,83 @@
+"""The HuggingFace side of a model's parts: transformers names and layouts of their weights.
+
+Which parts a model has, and which transformers class each is, the model says
+(modeling/model_parts.py: ELECTRA's discriminator is ElectraForPreTraining, BERT is
+BertForMaskedLM, ...); this module adds each architecture's model_type and head layout.
+"""
+import dataclasses
+from typing import Callable, Dict, List, Optional
+
+from modeling.encoder_config import EncoderConfig
+from modeling.model_parts import BERT_FOR_MASKED_LM
+from modeling.model_parts import BERT_MODEL
+from modeling.model_parts import ELECTRA_FOR_MASKED_LM
+from modeling.model_parts import ELECTRA_FOR_PRETRAINING
+from modeling.model_parts import ELECTRA_MODEL
+from modeling.model_parts import model_parts
+from training.hf import hf_layout
+
+# architecture -> (model_type, the head's slots or None)
+ARCHITECTURES: Dict[str, tuple] = {
+    ELECTRA_FOR_PRETRAINING: ("electra", hf_layout.rtd_head_slots),
+    ELECTRA_FOR_MASKED_LM: ("electra", hf_layout.electra_mlm_head_slots),
+    ELECTRA_MODEL: ("electra", None),
+    BERT_FOR_MASKED_LM: ("bert", hf_layout.bert_mlm_head_slots),
+    BERT_MODEL: ("bert", None),
+}
+
+
+@dataclasses.dataclass(frozen=True)
+class HfPart:
+  """One exportable part: an encoder, its head, and the transformers class they form.
+
+  Attributes:
+    name: "discriminator", "generator", "bert" or "encoder" (the export folder's name).
+    architecture: one of ARCHITECTURES.
+    config: the encoder's EncoderConfig.
+    encoder: the TransformerEncoder (built).
+    head: the head layer (None for ElectraModel).
+  """
+  name: str
+  architecture: str
+  config: EncoderConfig
+  encoder: object
+  head: Optional[object] = None
+
+  @property
+  def model_type(self) -> str:
+    return ARCHITECTURES[self.architecture][0]
+
+  def encoder_slots(self, model_type: Optional[str] = None) -> List[hf_layout.WeightSlot]:
+    """The encoder's slots, named as `model_type`'s base model (default: this part's)."""
+    return hf_layout.encoder_slots(self.encoder, model_type or self.model_type)
+
+  def head_slots(self) -> List[hf_layout.WeightSlot]:
+    head_slots: Optional[Callable] = ARCHITECTURES[self.architecture][1]
+    return head_slots(self.head) if head_slots and self.head is not None else []
+
+  def slots(self) -> List[hf_layout.WeightSlot]:
+    return self.encoder_slots() + self.head_slots()
+
+
+def hf_parts(model) -> List[HfPart]:
+  """The parts a built model names (modeling/model_parts.py), the encoder fine-tuning keeps
+  first.
+
+  Raises:
+    ValueError: an architecture transformers has no layout for here, or a BERT part whose
+      embedding width differs from its hidden width (BertConfig has no embedding_size).
+  """
+  parts = []
+  for part in model_parts(model):
+    if part.architecture not in ARCHITECTURES:
+      raise ValueError(f"part {part.name!r} names the architecture {part.architecture!r}; "
+                       f"known: {sorted(ARCHITECTURES)}")
+    config = part.encoder.config
+    if (ARCHITECTURES[part.architecture][0] == "bert" and
+        config.embedding_size != config.hidden_size):
+      raise ValueError(
+          f"{part.architecture} needs embedding_size == hidden_size, but this BERT has "
+          f"E={config.embedding_size} H={config.hidden_size}; give it "
+          "encoder_config.overrides = {'embedding_size': <hidden_size>} to be exportable")
+    parts.append(HfPart(part.name, part.architecture, config, part.encoder, part.head))
+  return parts

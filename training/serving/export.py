@@ -1,0 +1,149 @@
+"""SavedModel exports: shared pieces and the pretrained encoder.
+
+Layout: DIR/export/<name>/<version>/ (TF Serving's), version = the training step, so serving
+systems that watch DIR/export/<name> pick up the newest. Which exports a run writes follows
+from its task (training/serving/export_task.py). Every export is a tf.Module saved with named
+signatures; text signatures tokenize in-graph (training/serving/text_preprocessing.py).
+
+The encoder export (`encoder`) holds the discriminator only, with signatures
+  `encode`(input_word_ids, input_mask, input_type_ids: int32 [batch, seq]), also served as
+    `serving_default` (Model Garden's name for the main signature)
+  `serve_examples`(inputs: string [batch]): serialized tf.Examples with the pretraining
+    records' `input_word_ids`, `input_mask`, `input_type_ids` (int64 [S]; other features
+    are ignored)
+  `encode_text`(text: string [batch]) and `encode_text_pair`(text_a, text_b: string [batch])
+each returning `sequence_output` float32 [batch, seq, hidden] and `pooled_output` float32
+[batch, hidden] (text and example signatures: seq = the records' length S).
+"""
+import dataclasses
+import os
+from typing import Callable, Dict, Optional, Sequence
+
+import gin
+import tensorflow as tf
+import tf_keras
+
+from data import tokenization
+from training.serving.text_preprocessing import TextPreprocessor
+
+ENCODER_INPUTS = ("input_word_ids", "input_mask", "input_type_ids")
+ID_SIGNATURE = [tf.TensorSpec([None, None], tf.int32, name=name) for name in ENCODER_INPUTS]
+
+
+def text_spec(name: str) -> tf.TensorSpec:
+  """A tf.string [batch] signature input called `name`."""
+  return tf.TensorSpec([None], tf.string, name=name)
+
+
+# The tf.Example signatures' input: serialized tf.train.Examples, string [batch].
+EXAMPLES_SIGNATURE = [text_spec("inputs")]
+# The fine-tuning records' names of the word ids, mask and type ids
+# (data/finetuning/glue_features.py, data/finetuning/squad_features.py: Model Garden's
+# fine-tuning names).
+FINETUNING_FEATURE_NAMES = ("input_ids", "input_mask", "segment_ids")
+
+
+def parse_encoder_inputs(serialized: tf.Tensor, seq_length: int,
+                         feature_names: Sequence[str] = ENCODER_INPUTS,
+                         extra_features: Sequence[str] = ()) -> Dict[str, tf.Tensor]:
+  """Serialized tf.Examples, string [batch] -> the three int32 [batch, seq_length] inputs.
+
+  Args:
+    serialized: the records, as written for training.
+    seq_length: their sequence length S.
+    feature_names: the records' names of the word ids, mask and type ids (pretraining
+      records use ENCODER_INPUTS' names; fine-tuning ones FINETUNING_FEATURE_NAMES).
+    extra_features: more int64 [S] features to return (as int32, under their own names).
+  """
+  parsed = tf.io.parse_example(serialized, {
+      name: tf.io.FixedLenFeature([seq_length], tf.int64)
+      for name in tuple(feature_names) + tuple(extra_features)})
+  names = dict(zip(ENCODER_INPUTS, feature_names), **{name: name for name in extra_features})
+  return {name: tf.cast(parsed[record_name], tf.int32) for name, record_name in names.items()}
+
+
+@gin.configurable
+@dataclasses.dataclass(frozen=True)
+class ExportConfig:
+  """What text signatures tokenize with.
+
+  Attributes:
+    vocab_file: a WordPiece vocab; "" = the one the run kept next to its checkpoints
+      (training/run_vocab.py), else the one its records name. When set it must agree with
+      the run's copy.
+    lower_case: lower-case and strip accents (with vocab_file).
+  """
+  vocab_file: str = ""
+  lower_case: bool = tokenization.DEFAULT_LOWER_CASE
+
+
+def export_path(model_dir: str, name: str, version: int) -> str:
+  """DIR/export/<name>/<version>."""
+  return os.path.join(model_dir, "export", name, str(version))
+
+
+def save(module: tf.Module, path: str, signatures: Dict[str, Callable]
+         ) -> str:
+  """Saves `module` with named signatures to `path` and returns it."""
+  tf.saved_model.save(module, path, signatures=signatures)
+  return path
+
+
+def encoder_outputs(encoder: tf_keras.layers.Layer, inputs: Dict[str, tf.Tensor]
+                    ) -> Dict[str, tf.Tensor]:
+  """`sequence_output` [batch, seq, hidden] and `pooled_output` [batch, hidden], float32."""
+  outputs = encoder({name: inputs[name] for name in ENCODER_INPUTS}, training=False)
+  return {"sequence_output": tf.cast(outputs["sequence_output"], tf.float32),
+          "pooled_output": tf.cast(outputs["pooled_output"], tf.float32)}
+
+
+class EncoderServingModule(tf.Module):
+  """An encoder with `encode` (= `serving_default`), `serve_examples` and, given a
+  preprocessor, `encode_text`/`encode_text_pair`.
+
+  Args:
+    encoder: the TransformerEncoder.
+    seq_length: S, the length of the training records `serve_examples` parses.
+    preprocessor: a TextPreprocessor, or None for the id and example signatures only.
+  """
+
+  def __init__(self, encoder: tf_keras.layers.Layer, seq_length: int,
+               preprocessor: Optional[TextPreprocessor] = None):
+    super().__init__(name="encoder_serving")
+    self.encoder = encoder
+    self.seq_length = seq_length
+    self.preprocessor = preprocessor
+    if preprocessor is not None:  # saving traces every tf.function attribute
+      self.encode_text = tf.function(
+          lambda text: encoder_outputs(self.encoder, self.preprocessor(text)),
+          input_signature=[text_spec("text")])
+      self.encode_text_pair = tf.function(
+          lambda text_a, text_b: encoder_outputs(self.encoder,
+                                                 self.preprocessor(text_a, text_b)),
+          input_signature=[text_spec("text_a"), text_spec("text_b")])
+
+  @tf.function(input_signature=ID_SIGNATURE)
+  def encode(self, input_word_ids, input_mask, input_type_ids):
+    return encoder_outputs(self.encoder, dict(input_word_ids=input_word_ids,
+                                              input_mask=input_mask,
+                                              input_type_ids=input_type_ids))
+
+  @tf.function(input_signature=EXAMPLES_SIGNATURE)
+  def serve_examples(self, inputs):
+    return encoder_outputs(self.encoder, parse_encoder_inputs(inputs, self.seq_length))
+
+  def signatures(self) -> Dict[str, Callable]:
+    """The signatures this module serves."""
+    signatures = {"serving_default": self.encode, "encode": self.encode,
+                  "serve_examples": self.serve_examples}
+    if self.preprocessor is not None:
+      signatures.update(encode_text=self.encode_text, encode_text_pair=self.encode_text_pair)
+    return signatures
+
+
+def export_encoder(encoder: tf_keras.layers.Layer, model_dir: str, version: int,
+                   seq_length: int, preprocessor: Optional[TextPreprocessor] = None,
+                   name: str = "encoder") -> str:
+  """Writes DIR/export/<name>/<version>/ and returns its path."""
+  module = EncoderServingModule(encoder, seq_length, preprocessor)
+  return save(module, export_path(model_dir, name, version), module.signatures())

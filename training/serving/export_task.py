@@ -1,0 +1,131 @@
+"""Writes the SavedModel a task asks for (`task.saved_model_export()`, tasks/protocol.py).
+
+Its kind picks the serving module:
+- ENCODER (pretraining tasks): `encoder` (`model.encoder`: the discriminator; TEAMS: its
+  MWS branch), and with a vocab its text signatures and the Hub-style pair
+  `hub_preprocessor` + `hub_encoder`;
+- SCORING_ENCODER (SCRIPT): ENCODER's, its `encoder` with `score` too
+  (training/serving/export_script.py);
+- SENTENCE_PREDICTION (GlueTask): `glue_<task name>` (training/serving/export_glue.py);
+- QUESTION_ANSWERING (SquadTask): `squad` (training/serving/export_squad.py).
+
+The vocab and casing are the ones the run kept next to its checkpoints
+(training/run_vocab.py; ExportConfig.vocab_file may name the same again), else those its
+records' metadata names; each export gets a copy (`vocab.txt`, `tokenization.json`).
+Everything else comes from the restored model and the config: no training records are read
+(fine-tuning tasks read only their records' meta_data.json, for the sequence length and the
+labels).
+"""
+from typing import Dict, Optional
+
+from absl import logging
+import tf_keras
+
+from tasks import protocol
+from training.run_vocab import read_run_vocab
+from training.run_vocab import records_vocab
+from training.run_vocab import RunVocab
+from training.run_vocab import VOCAB_FILE
+from training.run_vocab import write_run_vocab
+from training.serving.export import ExportConfig
+from training.serving.export import export_encoder
+from training.serving.export import export_path
+from training.serving.export import save
+from training.serving.export_glue import GlueServingModule
+from training.serving.export_hub import export_hub_pair
+from training.serving.export_script import ScriptServingModule
+from training.serving.export_squad import SquadServingModule
+from training.serving.text_preprocessing import TextPreprocessor
+
+
+def export_vocab(task, config: ExportConfig, model_dir: str) -> Optional[RunVocab]:
+  """The vocab and casing the exports tokenize with: ExportConfig's when set, else the copy
+  kept in the run's directory, else the one the task's records name (None: no text).
+
+  Raises:
+    ValueError: ExportConfig names another vocab or casing than the run was trained with.
+  """
+  saved = read_run_vocab(model_dir)
+  if config.vocab_file:
+    chosen = RunVocab(config.vocab_file, config.lower_case)
+    reason = saved.disagreement(chosen) if saved is not None else None
+    if reason:
+      raise ValueError(f"ExportConfig: {model_dir} was trained with another vocab: {reason}")
+    return chosen
+  return saved or records_vocab(task)
+
+
+def text_preprocessor(task, vocab: Optional[RunVocab]) -> Optional[TextPreprocessor]:
+  """The task's TextPreprocessor for `vocab`, or None without one.
+
+  Raises:
+    ValueError: the vocab has more tokens than the encoder has word embeddings.
+  """
+  if vocab is None:
+    return None
+  preprocessor = TextPreprocessor(vocab.vocab_file, vocab.lower_case, task.seq_length)
+  if preprocessor.vocab_size > task.encoder_config.vocab_size:
+    raise ValueError(f"the vocab {vocab.vocab_file} has {preprocessor.vocab_size} tokens but "
+                     f"the encoder only {task.encoder_config.vocab_size} word embeddings")
+  return preprocessor
+
+
+def export_for_task(task, model: tf_keras.Model, model_dir: str, version: int,
+                    config: Optional[ExportConfig] = None) -> Dict[str, str]:
+  """Writes the task's exports under DIR/export/ (see the module docstring).
+
+  Args:
+    task: the run's task.
+    model: its restored model.
+    model_dir: the run's directory.
+    version: the export version (the restored step).
+    config: the ExportConfig (None: the gin-bound one).
+
+  Returns:
+    export name -> path written.
+  """
+  vocab = export_vocab(task, config or ExportConfig(), model_dir)
+  paths = _write_exports(task, model, model_dir, version, text_preprocessor(task, vocab))
+  if vocab is not None:
+    for path in paths.values():
+      write_run_vocab(path, vocab)
+  return paths
+
+
+def _write_exports(task, model: tf_keras.Model, model_dir: str, version: int,
+                   preprocessor: Optional[TextPreprocessor]) -> Dict[str, str]:
+  """The SavedModels of `export_for_task`; returns export name -> path.
+
+  Raises:
+    ValueError: an export that serves text only (fine-tuning tasks') without a vocab.
+  """
+  export = task.saved_model_export()
+  if preprocessor is None and export.needs_vocab:
+    raise ValueError(f"no vocab to export {type(task).__name__} with: {model_dir} holds no "
+                     f"{VOCAB_FILE} and the vocab {task.meta_data.get('vocab_file')!r} of "
+                     f"{task.data.data_dir}/meta_data.json is not there; set "
+                     "ExportConfig.vocab_file")
+  path = export_path(model_dir, export.name, version)
+  if export.kind == protocol.SENTENCE_PREDICTION:
+    module = GlueServingModule(model, task.spec, preprocessor)
+    return {export.name: save(module, path, module.signatures())}
+  if export.kind == protocol.QUESTION_ANSWERING:
+    module = SquadServingModule(model, preprocessor, task.meta_data["max_query_length"],
+                                task.max_answer_length, task.null_threshold)
+    return {export.name: save(module, path, module.signatures())}
+  if preprocessor is None:
+    logging.warning("No vocab: ExportConfig.vocab_file is not set, %s holds no %s and the "
+                    "records' metadata.json names none: exporting `encode` and "
+                    "`serve_examples` only (no text signatures, no Hub-style pair)",
+                    model_dir, VOCAB_FILE)
+    return {export.name: export_encoder(model.encoder, model_dir, version, task.seq_length,
+                                        name=export.name)}
+  if export.kind == protocol.SCORING_ENCODER:
+    module = ScriptServingModule(model, preprocessor)
+    paths = {export.name: save(module, path, module.signatures())}
+  else:
+    paths = {export.name: export_encoder(model.encoder, model_dir, version,
+                                         preprocessor.seq_length, preprocessor,
+                                         name=export.name)}
+  paths.update(export_hub_pair(model.encoder, preprocessor, model_dir, version))
+  return paths

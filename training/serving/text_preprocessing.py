@@ -1,0 +1,60 @@
+"""Raw text -> packed encoder inputs, in-graph, for SavedModels that take strings.
+
+The tokenizer is the pretraining one (`data.tokenization.WordpieceTokenizer.tf_tokenizer`:
+tensorflow-text's FastBertTokenizer, whose vocab is compiled into the graph), and packing is
+Model Garden's `BertPackInputs.bert_pack_inputs` with the round-robin trimmer, which gives
+exactly what `data/finetuning/glue_features.py` writes: `[CLS] a [SEP] (b [SEP])`, zero-padded, the
+longer text cut first when a pair does not fit (a single text keeps its first
+`seq_length - 2` pieces). The vocab file is also kept as a SavedModel asset
+(`<export>/assets/<vocab file name>`), so a served model carries its own vocab.
+"""
+from typing import Dict, Optional, Sequence, Union
+
+import tensorflow as tf
+from official.nlp.modeling.layers.text_layers import BertPackInputs
+
+from data.tokenization import WordpieceTokenizer
+
+
+class TextPreprocessor(tf.Module):
+  """Tokenizes and packs raw UTF-8 strings into `input_word_ids`/`input_mask`/`input_type_ids`.
+
+  Args:
+    vocab_file: the WordPiece vocab the encoder was pretrained with.
+    lower_case: lower-case (and strip accents) as in pretraining.
+    seq_length: S, the packed length (at most the encoder's max_sequence_length).
+
+  Attributes:
+    vocab_file: the vocab as a tf.saved_model.Asset.
+    tokenizer: the tensorflow-text tokenizer (a tf.Module, saved with the model).
+    seq_length, cls_id, sep_id, pad_id: python ints.
+  """
+
+  def __init__(self, vocab_file: str, lower_case: bool, seq_length: int):
+    super().__init__(name="text_preprocessor")
+    wordpiece = WordpieceTokenizer(vocab_file, lower_case=lower_case)
+    self.vocab_size = wordpiece.vocab_size
+    self.vocab_file = tf.saved_model.Asset(vocab_file)
+    self.tokenizer = wordpiece.tf_tokenizer
+    self.seq_length = seq_length
+    self.cls_id, self.sep_id, self.pad_id = wordpiece.cls_id, wordpiece.sep_id, wordpiece.pad_id
+
+  def tokenize(self, texts: tf.Tensor) -> tf.RaggedTensor:
+    """tf.string [batch] -> word-piece ids, int32 RaggedTensor [batch, (pieces)]."""
+    return self.tokenizer.tokenize(texts)
+
+  def pack(self, segments: Sequence[tf.RaggedTensor],
+           seq_length: Optional[Union[int, tf.Tensor]] = None) -> Dict[str, tf.Tensor]:
+    """One or two int32 RaggedTensors [batch, (pieces)] -> int32 [batch, S] encoder inputs.
+
+    `seq_length` overrides S (a python int or an int32 scalar tensor).
+    """
+    packed = BertPackInputs.bert_pack_inputs(
+        list(segments), self.seq_length if seq_length is None else seq_length,
+        start_of_sequence_id=self.cls_id,
+        end_of_segment_id=self.sep_id, padding_id=self.pad_id, truncator="round_robin")
+    return {name: tf.cast(value, tf.int32) for name, value in packed.items()}
+
+  def __call__(self, *texts: tf.Tensor) -> Dict[str, tf.Tensor]:
+    """One or two tf.string [batch] text fields -> dict of int32 [batch, S] encoder inputs."""
+    return self.pack([self.tokenize(text) for text in texts])
