@@ -4,8 +4,8 @@ Same seeds, same batches: the per-step losses of the compiled step match the unc
 one's to rtol 1e-5 (XLA fuses and reorders float sums; sampling draws from stateless
 Philox bits, which XLA reproduces exactly, so the generators' samples are the same: every
 stateless op names alg="philox", since "auto_select" means another generator under XLA).
-Dropout is 0: Keras' own Dropout layers draw floats with `stateless_random_uniform`, which
-XLA turns from bits into floats differently, so their masks differ compiled or not.
+Dropout is 0: Keras' own Dropout layers draw from tf_keras' stateful generator
+("legacy_stateful"), whose masks differ compiled or not.
 """
 import gin
 import numpy as np
