@@ -46,6 +46,7 @@ import glob
 import json
 import math
 import os
+import re
 import sys
 from typing import Dict, List
 
@@ -297,12 +298,38 @@ def study(recipe: study_recipe.Recipe, objectives: List[str], work_dir: str, plo
   table = study_report.markdown_table(results["cells"])
   print("\n" + table, flush=True)
   with open(os.path.join(work_dir, "results.json"), "w", encoding="utf-8") as f:
-    json.dump(results, f, indent=1)
+    json.dump(portable(results, work_dir, recipe.data_dir), f, indent=1)
   with open(os.path.join(work_dir, "results.md"), "w", encoding="utf-8") as f:
     f.write(f"# {recipe.name}\n\n{table}")
   study_report.plot(results["cells"], plot_path,
                     f"{recipe.name}: dev score vs pretraining FLOPs (mean ± std over seeds)")
   return results
+
+
+def portable(results, work_dir: str, data_dir: str, repo_root: str = REPO_ROOT):
+  """`results` as results.json holds them: no folder of the machine the study ran on.
+
+  Paths under `work_dir` become relative to it, paths in the checkout relative to the
+  repository root, and `data_dir` (the data folder a user passes) becomes the recipe's
+  placeholder `{data_dir}`, so the file reads the same on any checkout. Any JSON value:
+  dicts, lists and strings are rewritten, the rest kept.
+  """
+  work_dir = os.path.abspath(work_dir).rstrip(os.sep) + os.sep
+  repo_root = os.path.abspath(repo_root).rstrip(os.sep) + os.sep
+  data_dir = os.path.abspath(data_dir).rstrip(os.sep) if data_dir else ""
+
+  def rewrite(value):
+    if isinstance(value, dict):
+      return {key: rewrite(item) for key, item in value.items()}
+    if isinstance(value, list):
+      return [rewrite(item) for item in value]
+    if not isinstance(value, str):
+      return value
+    value = value.replace(work_dir, "").replace(repo_root, "")
+    if data_dir:
+      value = re.sub(re.escape(data_dir) + r"(?=$|/)", "{data_dir}", value)
+    return value
+  return rewrite(results)
 
 
 def shortcut_params() -> List[str]:

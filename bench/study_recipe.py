@@ -54,7 +54,8 @@ class Recipe:
 
   Attributes:
     name: title of the table and the plot.
-    data_dir: replaces `{data_dir}` in the paths below and in the tasks' data flags.
+    data_dir: replaces `{data_dir}` in the paths below and in the tasks' data flags; required
+      when they name it (a folder of the user's machine, so no recipe file sets it).
     vocab_file: the WordPiece vocab of the records (its size is the encoder's vocab_size).
     train_records, eval_records: pretraining TFRecord globs.
     masking: "static" (the records' masks) or "dynamic" (unmasked records, masked_lm_prob).
@@ -151,6 +152,11 @@ def load(gin_file: str, gin_params: Sequence[str] = ()) -> Recipe:
 def _with_data_dir(recipe: Recipe) -> Recipe:
   """`recipe` with {data_dir} in its paths and the tasks' data flags replaced."""
   def fill(text: str) -> str:
+    if "{data_dir}" in text and not recipe.data_dir:
+      raise ValueError(
+          f"Recipe.data_dir is not set and {text!r} needs it: pass the folder that "
+          "scripts/build_study_data.sh wrote, --recipe_param=\"Recipe.data_dir = "
+          "'/path/to/study'\"")
     return text.replace("{data_dir}", recipe.data_dir)
   tasks = tuple(dataclasses.replace(task, data_flags=tuple(map(fill, task.data_flags)))
                 for task in recipe.tasks)

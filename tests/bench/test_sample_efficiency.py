@@ -58,6 +58,23 @@ def test_presets_parse_and_fill_in_the_data_dir():
   assert study.train_records == "/d/unmasked32/train/pretrain-*.tfrecord"
   assert (study.masking, study.seq_length, study.batch_size) == ("dynamic", 32, 128)
   assert study.tasks[0].data_flags[1] == "--input_dir=/d/tasks/wn_lexname"
+  with pytest.raises(ValueError, match=r"Recipe.data_dir is not set and '.*\{data_dir\}"):
+    study_recipe.load("configs/study/wordnet.gin")  # no machine's folder as a default
+
+
+def test_results_file_names_no_folder_of_the_machine_it_ran_on(tmp_path):
+  work_dir, repo = str(tmp_path / "study"), sample_efficiency.REPO_ROOT
+  results = dict(recipe=dict(data_dir="/data/s", vocab_file="/data/s/vocab.txt",
+                             other="/data/study2/x"),
+                 cells=[dict(run_dirs=[f"{work_dir}/no_pretraining/finetune/seed_0"],
+                             checkpoint=f"{work_dir}/pretrain/electra_1/ckpt-5", steps=5)],
+                 pretraining=dict(gin_files=[f"{repo}/configs/pretrain/electra_small.gin"]))
+  assert sample_efficiency.portable(results, work_dir, "/data/s/") == dict(
+      recipe=dict(data_dir="{data_dir}", vocab_file="{data_dir}/vocab.txt",
+                  other="/data/study2/x"),
+      cells=[dict(run_dirs=["no_pretraining/finetune/seed_0"],
+                  checkpoint="pretrain/electra_1/ckpt-5", steps=5)],
+      pretraining=dict(gin_files=["configs/pretrain/electra_small.gin"]))
 
 
 def _write_tsv(path, header, rows):
@@ -153,7 +170,10 @@ def test_tiny_study_end_to_end_then_again_without_redoing_a_run(tmp_path):
   assert again["cells"] == results["cells"]
 
   with open(os.path.join(work_dir, "results.json")) as f:
-    assert json.load(f)["cells"] == json.loads(json.dumps(results["cells"]))
+    written = f.read()
+  assert work_dir not in written
+  assert json.loads(written)["cells"] == json.loads(json.dumps(sample_efficiency.portable(
+      results, work_dir, recipe.data_dir)["cells"]))
   with open(os.path.join(work_dir, "results.md")) as f:
     table = f.read().splitlines()
   assert table[2] == ("| objective | budget | steps | FLOPs | pretraining wall (s) "
