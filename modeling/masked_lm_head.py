@@ -21,7 +21,7 @@ def gather_positions(sequence: tf.Tensor, positions: tf.Tensor) -> tf.Tensor:
 
 
 class MaskedLMHead(tf_keras.layers.Layer):
-  """Dense + GELU + LayerNorm, then logits against the tied embedding table plus a bias.
+  """Dense + GELU + LayerNorm, then logits against the tied embedding table (plus a bias).
 
   Only the masked positions are transformed and projected (the vocabulary projection is the
   most expensive matmul of a small model). The layer itself runs in float32 (so the tied
@@ -32,6 +32,12 @@ class MaskedLMHead(tf_keras.layers.Layer):
     embedding_network: the EmbeddingNetwork whose word table is the output projection.
     initializer_range: stddev of the dense layer's initialiser.
     norm_epsilon: LayerNorm epsilon.
+    output_bias: add a per-token output bias to the logits (BERT's and ELECTRA's MLM heads);
+      False scores with the plain dot product, as TEAMS' multi-word selection (its
+      equation 7, and Model Garden's `MultiWordSelectionHead`).
+
+  Attributes:
+    output_bias: the float32 [vocab_size] bias variable, or None without one.
 
   Call inputs: `sequence_output` [batch, seq, hidden], `masked_positions` int [batch, P],
     optional `candidate_ids` int [batch, P, C].
@@ -40,7 +46,7 @@ class MaskedLMHead(tf_keras.layers.Layer):
   """
 
   def __init__(self, embedding_network: EmbeddingNetwork, initializer_range=0.02,
-               norm_epsilon=1e-12, **kwargs):
+               norm_epsilon=1e-12, output_bias: bool = True, **kwargs):
     kwargs.setdefault("dtype", tf.float32)
     super().__init__(**kwargs)
     self.embedding_network = embedding_network
@@ -52,11 +58,14 @@ class MaskedLMHead(tf_keras.layers.Layer):
         epsilon=norm_epsilon, dtype=tf.float32, name="transform/layer_norm")
     self._initializer_range = initializer_range
     self._norm_epsilon = norm_epsilon
+    self._use_output_bias = output_bias
+    self.output_bias = None
 
   def build(self, input_shape):
-    self.output_bias = self.add_weight(
-        "output_bias", shape=[self.embedding_network.vocab_size], initializer="zeros",
-        dtype=tf.float32)
+    if self._use_output_bias:
+      self.output_bias = self.add_weight(
+          "output_bias", shape=[self.embedding_network.vocab_size], initializer="zeros",
+          dtype=tf.float32)
     super().build(input_shape)
 
   def transform(self, sequence_output, masked_positions):
@@ -68,11 +77,14 @@ class MaskedLMHead(tf_keras.layers.Layer):
     hidden = self.transform(sequence_output, masked_positions)
     table = self.embedding_network.embedding_table
     if candidate_ids is None:
-      return tf.einsum("bpe,ve->bpv", hidden, table) + self.output_bias
+      logits = tf.einsum("bpe,ve->bpv", hidden, table)
+      return logits if self.output_bias is None else logits + self.output_bias
     # Only the candidates' logits (TEAMS' multi-word selection): equal to gathering the
     # full logits at `candidate_ids`, without the [batch, P, vocab] matmul.
     candidate_ids = tf.cast(candidate_ids, tf.int32)
     logits = tf.einsum("bpe,bpce->bpc", hidden, tf.gather(table, candidate_ids))
+    if self.output_bias is None:
+      return logits
     return logits + tf.gather(self.output_bias, candidate_ids)
 
   def get_config(self):

@@ -14,8 +14,10 @@ Shen et al. (2021), "Training ELECTRA Augmented with Multi-word Selection":
       whose output is the MWS representation, the one the paper exports (its Table 3);
     * RTD branch: a separate AttentionTaskHead of k layers, then the RTD projection.
   MWS logits: the MWS representation after dense + GELU + LayerNorm, dotted with the
-  candidates' input embeddings (a MaskedLMHead restricted to the candidates, equation 7;
-  its per-token output bias, zero at initialisation, is kept as in an MLM head).
+  candidates' input embeddings, with no output bias: equation 7's e(x)^T h, as Model
+  Garden's `MultiWordSelectionHead` (a MaskedLMHead without bias, restricted to the
+  candidates). tests/modeling/test_teams_model_garden_parity.py checks the losses and
+  gradients against Model Garden's TeamsPretrainer.
 """
 import tensorflow as tf
 import tf_keras
@@ -58,7 +60,8 @@ class TeamsPretrainer(tf_keras.Model):
     generator: the generator TransformerEncoder.
     generator_mlm_head: MaskedLMHead on the generator.
     rtd_head: AttentionTaskHead (k layers + RTDHead) reading the encoder's layer L - k.
-    mws_head: MaskedLMHead on the encoder output, called with the candidate ids.
+    mws_head: MaskedLMHead without output bias on the encoder output, called with the
+      candidate ids.
 
   Call inputs: dict `input_word_ids`, `input_mask`, `input_type_ids` int32 [batch, seq];
     `masked_lm_positions`, `masked_lm_ids` int32 [batch, P]; `masked_lm_weights` float32
@@ -107,7 +110,7 @@ class TeamsPretrainer(tf_keras.Model):
         name="rtd_head")
     self.mws_head = MaskedLMHead(
         self.encoder.embedding_network, initializer_range=config.initializer_range,
-        norm_epsilon=config.norm_epsilon, name="mws_head")
+        norm_epsilon=config.norm_epsilon, output_bias=False, name="mws_head")
 
   def exported_parts(self):
     """The discriminator with its MWS head (the branch the paper transfers), then the

@@ -100,9 +100,8 @@ def teams_flop_terms(task: TeamsPretrainingTask) -> List[flop_count.FlopTerm]:
   terms += flop_count.rtd_head_terms(config.hidden_size, seq, "rtd_branch/projection")
   terms += flop_count.lm_transform_terms(config.hidden_size, config.embedding_size, positions,
                                          "mws_head")
-  terms += [flop_count.matmul("mws_head/candidate_logits", positions, config.embedding_size,
-                              candidates),
-            flop_count.elementwise("mws_head/candidate_bias", positions * candidates, 1)]
+  terms.append(flop_count.matmul("mws_head/candidate_logits", positions,
+                                 config.embedding_size, candidates))
   return terms
 
 

@@ -51,6 +51,31 @@ def test_rtd_branch_reads_layer_l_minus_k_and_mws_branch_is_the_encoder_output(
       tf.gather(full_logits, outputs["candidate_ids"], batch_dims=2), atol=1e-5)
 
 
+def test_mws_logits_are_equation_7_a_plain_dot_product_with_no_output_bias():
+  model = TeamsPretrainer(_config())
+  inputs = masked_inputs()
+  outputs = model(inputs, training=False)
+  head = model.mws_head
+  assert head.output_bias is None
+  assert not [w.name for w in head.weights if "output_bias" in w.name]
+  assert model.generator_mlm_head.output_bias is not None  # the generator's MLM keeps one
+  disc_inputs = dict(input_word_ids=outputs["corrupted_word_ids"],
+                     input_mask=inputs["input_mask"], input_type_ids=inputs["input_type_ids"])
+  sequence = model.encoder(disc_inputs, training=False)["sequence_output"].numpy()
+  # e(x)^T h by hand: h = LayerNorm(GELU(W s + b)) at each masked position, e(x) the
+  # candidates' rows of the word table.
+  table = model.encoder.embedding_table.numpy()
+  kernel, bias = (w.numpy() for w in head.dense.weights)
+  gamma, beta = (w.numpy() for w in head.layer_norm.weights)
+  positions = inputs["masked_lm_positions"].numpy()
+  for b in range(2):
+    for p in range(3):
+      hidden = np.asarray(tf.nn.gelu(sequence[b, positions[b, p]] @ kernel + bias))
+      hidden = (hidden - hidden.mean()) / np.sqrt(hidden.var() + 1e-12) * gamma + beta
+      expected = table[outputs["candidate_ids"].numpy()[b, p]] @ hidden
+      np.testing.assert_allclose(outputs["mws_logits"][b, p], expected, atol=1e-5)
+
+
 def test_candidate_sets_and_labels_on_a_hand_built_batch():
   model = TeamsPretrainer(_config(), num_negatives=5)
   inputs = masked_inputs()

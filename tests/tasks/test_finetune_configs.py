@@ -44,3 +44,40 @@ def test_rte_builds_its_task_and_schedule_from_the_records(tmp_path):
   assert gin.query_parameter("create_optimizer.learning_rate") == 5e-5
   # 2 training records x 10 epochs at batch 1.
   assert TrainerConfig().train_steps == 20
+
+
+# TEAMS' Table 6 (Shen et al., 2021, appendix C): overlay -> (task file, size, lr, batch,
+# epochs); no layer-wise decay in any.
+TEAMS_PRESETS = {
+    "teams_glue_small.gin": ("glue_rte.gin", "small", 1e-4, 32, 5),
+    "teams_glue_base.gin": ("classification.gin", "base", 3e-5, 32, 5),
+    "teams_squad_small.gin": ("squad_v1.gin", "small", 8e-5, 48, 5),
+    "teams_squad_base.gin": ("squad_v2.gin", "base", 5e-5, 32, 2),
+}
+
+
+@pytest.mark.parametrize("preset", sorted(TEAMS_PRESETS))
+def test_teams_presets_carry_table_6_over_a_task_file(preset):
+  task_file, size, learning_rate, batch_size, epochs = TEAMS_PRESETS[preset]
+  official_runner.parse_config([os.path.join(CONFIGS, task_file),
+                                os.path.join(CONFIGS, preset)], [])
+  assert gin.query_parameter("encoder_config.size") == size
+  assert gin.query_parameter("%layerwise_lr_decay") == 1.0
+  assert gin.query_parameter("create_optimizer.learning_rate") == learning_rate
+  assert gin.query_parameter("%train_batch_size") == batch_size
+  assert gin.query_parameter("finetuning_steps.epochs") == epochs
+  # Table 6's other rows are base.gin's.
+  assert gin.query_parameter("create_optimizer.epsilon") == 1e-6
+  assert gin.query_parameter("warmup/finetuning_steps.fraction") == 0.1
+  assert gin.query_parameter("create_optimizer.end_learning_rate") == 0.0
+
+
+def test_the_teams_glue_preset_builds_a_task_without_layerwise_decay(tmp_path):
+  create_glue_data("rte", tokenizer(), str(tmp_path), 16,
+                   input_dir=os.path.join(FINETUNING_TESTDATA, "glue", "RTE"))
+  official_runner.parse_config(
+      [os.path.join(CONFIGS, "glue_rte.gin"), os.path.join(CONFIGS, "teams_glue_small.gin")],
+      [f"data_dir = '{tmp_path}'", "train_batch_size = 1", "encoder_config.size = 'tiny'"])
+  task = GlueTask()
+  assert (task.spec.name, task.layerwise_lr_decay, task.data.train_batch_size) == ("rte", 1.0, 1)
+  assert TrainerConfig().train_steps == 10  # 2 training records x 5 epochs at batch 1

@@ -6,7 +6,9 @@ from modeling.bert import BertPretrainer
 from modeling.electra import ElectraPretrainer
 from modeling.encoder_config import encoder_config
 from modeling.sampling import example_seeds
+from modeling.teams import TeamsPretrainer
 from tests.kit.pretraining import pretraining_examples
+from training.checkpoints import check_same_model
 from training.checkpoints import checkpoint_step
 from training.checkpoints import IntervalCheckpointManager
 from training.checkpoints import Rollback
@@ -54,6 +56,26 @@ def test_warm_start_from_bert_fills_the_discriminator_and_reports_the_rest(tmp_p
   assert any("masked_lm_head" in key for key in report["unused"])
   for before, after in zip(generator_before, electra.generator.transformer_layers[0].weights):
     np.testing.assert_array_equal(before, after.numpy())  # reported, left as initialised
+
+
+def test_a_teams_checkpoint_from_before_equation_7_warm_starts_without_its_mws_bias(
+    tmp_path, capsys):
+  # TEAMS' MWS head had a per-token output bias before it followed the paper's equation 7.
+  def teams():
+    return _built(TeamsPretrainer(encoder_config("tiny", vocab_size=60)))
+  old = teams()
+  old.mws_head.output_bias = tf.Variable(tf.fill([60], 0.5), name="output_bias")
+  path = _save(old, tmp_path)
+  new = teams()
+  report = warm_start(new, path)
+  assert report["unused"] == ["model/mws_head/output_bias/.ATTRIBUTES/VARIABLE_VALUE"]
+  assert report["not_in_checkpoint"] == []
+  assert "unused: 1 weights of the checkpoint (model/mws_head: 1)" in capsys.readouterr().out
+  np.testing.assert_array_equal(new.mws_head.dense.kernel.numpy(),
+                                old.mws_head.dense.kernel.numpy())
+  # Resuming in that run's model dir is refused, naming the weight and the warm start.
+  with pytest.raises(ValueError, match=r"mws_head/output_bias.*\n.*init_checkpoint"):
+    check_same_model(new, path, "--model_dir=old_run")
 
 
 def test_warm_start_names_a_weight_of_another_shape(tmp_path):

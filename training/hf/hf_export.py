@@ -83,7 +83,7 @@ def export_part(part: HfPart, output_dir: str, vocab: Optional[RunVocab] = None)
       tokenizer files).
   """
   tf.io.gfile.makedirs(output_dir)
-  tensors = {}
+  tensors = part.zero_weights()
   for slot in part.slots():
     tensors[slot.name] = slot.to_hf()
   with tf.io.gfile.GFile(os.path.join(output_dir, "model.safetensors"), "wb") as file:

@@ -132,8 +132,10 @@ def load_part(part: HfPart, architecture: str, state: StateDict, source: str,
         f"{len(encoder_slots)} encoder weights, e.g. {', '.join(missing[:4])}: it is no "
         "checkpoint of this encoder (check encoder_config: layers, sizes)")
   slots = list(encoder_slots)
+  zero_weights = {}
   if architecture == part.architecture:
     slots += part.head_slots()
+    zero_weights = part.zero_weights()
   absent = [slot.name for slot in slots if slot.name not in state]
   if absent:
     raise UserError(f"{source} ({architecture}) has no {', '.join(absent[:4])}")
@@ -147,6 +149,12 @@ def load_part(part: HfPart, architecture: str, state: StateDict, source: str,
             "checkpoint; the embeddings are tied here, so the discriminator's are kept",
             flush=True)
   restored = [slot.name for slot in slots]
+  for name in zero_weights:  # e.g. our own TEAMS export's MWS head: its bias is zero
+    if name in state and not np.any(state[name]):
+      restored.append(name)
+    elif name in state:
+      print(f"  note: {source} has a non-zero {name}, but this {part.name}'s head has no "
+            "output bias (TEAMS' MWS head, equation 7): it is left unused", flush=True)
   unused = sorted(set(state) - set(restored))
   return dict(restored=restored, unused=unused,
               variables={slot.variable.ref() for slot in slots})

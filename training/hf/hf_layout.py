@@ -13,12 +13,13 @@ The slot lists follow transformers' module trees:
                                  (ELECTRA, E != H), `<prefix>.encoder.layer.<i>.*`
   ElectraForPreTraining          + `discriminator_predictions.{dense,dense_prediction}.*`
   ElectraForMaskedLM             + `generator_predictions.{dense,LayerNorm}.*`,
-                                   `generator_lm_head.bias` (its weight is the word table)
+                                   `generator_lm_head.bias` (its weight is the word table;
+                                   zeros for a head without output bias, TEAMS' MWS head)
   BertForMaskedLM                + `cls.predictions.transform.{dense,LayerNorm}.*`,
                                    `cls.predictions.bias` (decoder weight: the word table)
 """
 import dataclasses
-from typing import List
+from typing import Dict, List
 
 import numpy as np
 import tensorflow as tf
@@ -141,15 +142,35 @@ def rtd_head_slots(rtd_head) -> List[WeightSlot]:
           + dense_slots(rtd_head.logit, "discriminator_predictions.dense_prediction"))
 
 
+ELECTRA_MLM_BIAS = "generator_lm_head.bias"
+BERT_MLM_BIAS = "cls.predictions.bias"
+
+
+def _output_bias_slots(mlm_head, name: str) -> List[WeightSlot]:
+  """The head's output bias as `name`; none for a head without (see zero_output_bias)."""
+  if mlm_head.output_bias is None:
+    return []
+  return [WeightSlot(name, mlm_head.output_bias)]
+
+
+def zero_output_bias(mlm_head, name: str) -> Dict[str, np.ndarray]:
+  """{`name`: zeros [vocab]} for a MaskedLMHead without output bias (TEAMS' MWS head,
+  equation 7), else {}: transformers' masked-LM classes always add a bias, and a zero one
+  makes them compute what the head computes."""
+  if mlm_head.output_bias is not None:
+    return {}
+  return {name: np.zeros([mlm_head.embedding_network.vocab_size], np.float32)}
+
+
 def electra_mlm_head_slots(mlm_head) -> List[WeightSlot]:
   """modeling.masked_lm_head.MaskedLMHead as ElectraForMaskedLM's generator head."""
   return (dense_slots(mlm_head.dense, "generator_predictions.dense")
           + layer_norm_slots(mlm_head.layer_norm, "generator_predictions.LayerNorm")
-          + [WeightSlot("generator_lm_head.bias", mlm_head.output_bias)])
+          + _output_bias_slots(mlm_head, ELECTRA_MLM_BIAS))
 
 
 def bert_mlm_head_slots(mlm_head) -> List[WeightSlot]:
   """modeling.masked_lm_head.MaskedLMHead as BertForMaskedLM's `cls.predictions`."""
   return (dense_slots(mlm_head.dense, "cls.predictions.transform.dense")
           + layer_norm_slots(mlm_head.layer_norm, "cls.predictions.transform.LayerNorm")
-          + [WeightSlot("cls.predictions.bias", mlm_head.output_bias)])
+          + _output_bias_slots(mlm_head, BERT_MLM_BIAS))

@@ -7,6 +7,8 @@ BertForMaskedLM, ...); this module adds each architecture's model_type and head 
 import dataclasses
 from typing import Callable, Dict, List, Optional
 
+import numpy as np
+
 from modeling.encoder_config import EncoderConfig
 from modeling.model_parts import BERT_FOR_MASKED_LM
 from modeling.model_parts import BERT_MODEL
@@ -23,6 +25,11 @@ ARCHITECTURES: Dict[str, tuple] = {
     ELECTRA_MODEL: ("electra", None),
     BERT_FOR_MASKED_LM: ("bert", hf_layout.bert_mlm_head_slots),
     BERT_MODEL: ("bert", None),
+}
+# architecture -> its masked-LM output bias, which a head without one exports as zeros.
+OUTPUT_BIASES: Dict[str, str] = {
+    ELECTRA_FOR_MASKED_LM: hf_layout.ELECTRA_MLM_BIAS,
+    BERT_FOR_MASKED_LM: hf_layout.BERT_MLM_BIAS,
 }
 
 
@@ -57,6 +64,13 @@ class HfPart:
 
   def slots(self) -> List[hf_layout.WeightSlot]:
     return self.encoder_slots() + self.head_slots()
+
+  def zero_weights(self) -> Dict[str, np.ndarray]:
+    """transformers weights this part has no variable for, written as zeros: the output
+    bias of a head without one (TEAMS' MWS head)."""
+    if self.head is None or self.architecture not in OUTPUT_BIASES:
+      return {}
+    return hf_layout.zero_output_bias(self.head, OUTPUT_BIASES[self.architecture])
 
 
 def hf_parts(model) -> List[HfPart]:

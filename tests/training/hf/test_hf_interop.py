@@ -20,6 +20,7 @@ import transformers
 from modeling.bert import BertPretrainer
 from modeling.electra import ElectraPretrainer
 from modeling.script import ScriptPretrainer
+from modeling.teams import TeamsPretrainer
 from modeling.transformer_encoder import TransformerEncoder
 from tests.kit.encoders import tiny_encoder
 from tests.kit.hf_reference import MODELS
@@ -191,6 +192,49 @@ def test_an_export_round_trips_through_import(tmp_path):
   warm_start_model(target, written["discriminator"], written["generator"])
   for ours, theirs in zip(source.weights, target.weights):
     np.testing.assert_array_equal(ours.numpy(), theirs.numpy(), err_msg=ours.name)
+
+
+def _our_teams_built(inputs):
+  model = TeamsPretrainer(tiny_encoder(VOCAB, num_layers=2))
+  for part in hf_parts(model):
+    our_outputs(part, inputs)
+  return model
+
+
+def test_teams_mws_head_exports_a_zero_bias_and_reads_it_back_as_used(tmp_path, capsys):
+  # The MWS head has no output bias (TEAMS eq. 7); ElectraForMaskedLM always adds one, so
+  # the export writes zeros, and importing them is no loss.
+  inputs = tiny_inputs(seq=SEQ, vocab=VOCAB)
+  source = _our_teams_built(inputs)
+  scramble_weights(source.weights, seed=8)
+  written = export_hf(source, str(tmp_path))
+  bias = load_file(os.path.join(written["discriminator"], "model.safetensors"))[
+      "generator_lm_head.bias"]
+  np.testing.assert_array_equal(bias, np.zeros(VOCAB, np.float32))
+  target = _our_teams_built(inputs)
+  reports = warm_start_model(target, written["discriminator"], written["generator"])
+  assert reports["discriminator"]["unused"] == [] and reports["generator"]["unused"] == []
+  assert "generator_lm_head.bias" in reports["discriminator"]["restored"]
+  for name in ("discriminator", "generator"):
+    part = {part.name: part for part in hf_parts(target)}[name]
+    source_part = {part.name: part for part in hf_parts(source)}[name]
+    np.testing.assert_array_equal(our_outputs(part, inputs)[1],
+                                  our_outputs(source_part, inputs)[1])
+  assert "unused" not in capsys.readouterr().out
+
+
+def test_a_non_zero_bias_for_the_teams_mws_head_is_reported_unused(tmp_path, capsys):
+  inputs = tiny_inputs(seq=SEQ, vocab=VOCAB)
+  directory = export_hf(_our_teams_built(inputs), str(tmp_path))["discriminator"]
+  path = os.path.join(directory, "model.safetensors")
+  state = load_file(path)
+  state["generator_lm_head.bias"] = np.full([VOCAB], 0.5, np.float32)
+  save_file(state, path, metadata={"format": "pt"})
+  reports = warm_start_model(_our_teams_built(inputs), directory)
+  assert reports["discriminator"]["unused"] == ["generator_lm_head.bias"]
+  printed = capsys.readouterr().out
+  assert "non-zero generator_lm_head.bias" in printed and "equation 7" in printed
+  assert "unused: 1 weights" in printed
 
 
 def test_fine_tuning_encoder_starts_from_a_bert_folder(tmp_path):
