@@ -64,6 +64,8 @@ def recipe_bindings(objective: str, vocab_size: int, train_pattern: str, eval_pa
       f"TrainerConfig.train_steps = {steps}", "TrainerConfig.gradient_clip_norm = 1.0",
       "RuntimeConfig.distribution_strategy = 'default'", "RuntimeConfig.precision = 'float32'",
       f"make_transformer_block.fused_kernels = {fused}",
+      # Both sides read the same batches: the records' masking, whatever the objective's.
+      "PretrainingData.allow_masking_mismatch = True",
   ]
   if objective == "electra":
     bindings.append(f"{task}.generator_width_multiplier = {generator_width_multiplier}")

@@ -12,8 +12,9 @@ configs/study/kjv_toy.gin, the bundled sample, the default, and configs/study/wo
 the study corpus and its WordNet tasks) names the data, encoder, optimizer, budgets, tasks
 and seeds:
 
-1. Each objective's paper config (configs/pretrain/<objective>_small.gin) with the recipe's
-   encoder, records, masking, optimizer, batch and sequence length is pretrained
+1. Each objective's paper config (configs/pretrain/<objective>_small.gin: its masking rules
+   among them) with the recipe's encoder, records, masking mode (static or dynamic),
+   optimizer, batch and sequence length is pretrained
    (official_runner.py's train_and_eval: one held-out evaluation at the end) for the same
    training FLOPs: bench/flops.py's `train` count per step, so each objective gets
    budget / (its FLOPs per step) steps. Budgets are Recipe.budget_multiples x

@@ -58,8 +58,10 @@ class Recipe:
       when they name it (a folder of the user's machine, so no recipe file sets it).
     vocab_file: the WordPiece vocab of the records (its size is the encoder's vocab_size).
     train_records, eval_records: pretraining TFRecord globs.
-    masking: "static" (the records' masks) or "dynamic" (unmasked records, masked_lm_prob).
-    masked_lm_prob: dynamic masking's rate.
+    masking: "static" (the records' masks) or "dynamic" (unmasked records, masked as read).
+      Either way each objective masks by its own paper config's rules
+      (configs/base/<objective>.gin); the recipe binds none, and static records must have
+      been written with the objective's (the run stops otherwise).
     seq_length, max_predictions_per_seq, batch_size: pretraining shapes.
     encoder_bindings: gin bindings of the encoder, shared by pretraining and fine-tuning.
     pretraining_gin_files: gin files applied after the objective's paper config (they must
@@ -83,7 +85,6 @@ class Recipe:
   train_records: str = gin.REQUIRED
   eval_records: str = gin.REQUIRED
   masking: str = "static"
-  masked_lm_prob: float = 0.15
   seq_length: int = 128
   max_predictions_per_seq: int = 20
   batch_size: int = 32
@@ -185,9 +186,8 @@ def pretraining_bindings(recipe: Recipe, objective: str, steps: int,
       f"PretrainingData.train_batch_size = {recipe.batch_size}",
       f"PretrainingData.eval_batch_size = {recipe.batch_size}",
   ]
-  if recipe.masking == "dynamic":
-    data += ["PretrainingData.masking = 'dynamic'",
-             f"PretrainingData.masked_lm_prob = {recipe.masked_lm_prob}"]
+  if recipe.masking == "dynamic":  # the rules are the objective's (configs/base/*.gin)
+    data += ["PretrainingData.masking = 'dynamic'"]
   return recipe.encoder() + data + [
       f"create_optimizer.optimizer = '{recipe.optimizer}'",
       f"create_optimizer.learning_rate = {recipe.learning_rate}",

@@ -10,6 +10,10 @@ Input: text files, one sentence per line, a blank line between documents. Output
 pretrain-XXXXX-of-YYYYY.tfrecord shards, metadata.json (written last) and vocab.txt, as
 data/pretraining/create_records.py (the job this program runs) describes.
 
+Mask as the objective that will read the records does: its configs/base/<objective>.gin
+states its paper's masking and the command (BERT, TEAMS, SCRIPT: --mask_strategy=bert;
+ELECTRA-HP: --max_ngram=3); a static run on records masked otherwise stops at start-up.
+
 --eval_fraction=F holds out about a fraction F of the documents (by a hash of each document's
 text) for evaluation: OUT/train gets the others, OUT/eval the held-out ones; point
 PretrainingData.train_file_pattern / eval_file_pattern at them.

@@ -5,11 +5,13 @@
 #                      names: dict-gcide dict-devil dict-jargon python3.11-doc
 #                      debian-handbook debian-reference-en)
 #   vocab.txt          lower-cased WordPiece, --vocab_size=8000, learned on corpus/train
-#   records/train/     seq 128, 20 predictions, masked_lm_prob 0.15, ELECTRA masking,
+#   records/train/     seq 128, 20 predictions, masked_lm_prob 0.15, ELECTRA masking
+#                      (configs/base/electra.gin's: ELECTRA runs such as bench.peer_parity),
 #                      dupe_factor 5, 8 shards, seed 12345
 #   records/heldout/   the same settings, dupe_factor 1, 1 shard, seed 54321
-#   unmasked32/{train,heldout}/  seq 32, unmasked (masked as read: the study recipe,
-#                      configs/study/wordnet.gin), dupe_factor 1, 8 shards / 1 shard
+#   unmasked32/{train,heldout}/  seq 32, unmasked (masked as read, each objective by its
+#                      own config's rules: the study recipe, configs/study/wordnet.gin),
+#                      dupe_factor 1, 8 shards / 1 shard
 #   READY              absolute paths: vocab, train and held-out record patterns, word counts
 # A rerun rebuilds everything (each step overwrites its own outputs).
 #

@@ -12,6 +12,7 @@ import tensorflow as tf
 import tf_keras
 
 from data.pretraining import masking
+from data.pretraining.masking_check import MaskingRules
 from data.user_error import UserError
 from modeling.encoder_config import EncoderConfig
 from tasks.protocol import SavedModelExport
@@ -19,7 +20,7 @@ from tasks.protocol import StepResult
 
 MASKING = ("static", "dynamic")
 INPUT_SPLITS = ("files", "global_batch")
-_DYNAMIC_MASKING_FIELDS = ("masked_lm_prob", "mask_strategy", "whole_word_mask", "max_ngram")
+_MASKING_RULE_FIELDS = ("masked_lm_prob", "whole_word_mask", "max_ngram")
 
 
 @gin.configurable
@@ -39,9 +40,14 @@ class PretrainingData:
     masking: "static" reads the masks written in the records; "dynamic" masks unmasked
       records (create_pretraining_data --nostatic_masking) afresh each time an example is
       read, in the input pipeline's graph (data/pretraining/dynamic_masking.py).
-    masked_lm_prob, mask_strategy, whole_word_mask, max_ngram: dynamic masking's rules, as the
-      create_pretraining_data flags of the same names (static records carry their own:
-      changing one with masking "static" is an error).
+    mask_strategy, masked_lm_prob, whole_word_mask, max_ngram: the objective's masking rules,
+      as the create_pretraining_data flags of the same names; each configs/base/<objective>.gin
+      states its paper's. Dynamic masking masks by them (mask_strategy must then be set);
+      static masking checks the records were written with them (their metadata.json) before
+      the first step. mask_strategy None (the default: no objective config leaves it out)
+      states no masking: static records are then read unchecked.
+    allow_masking_mismatch: static records masked otherwise than the rules above are an
+      error naming both; True trains on them anyway, with a warning.
     input_split: how several input pipelines (multi-worker runs) share the data: "files"
       (each reads its own files, or every n-th record with fewer files than pipelines) or
       "global_batch" (each reads all of it in one process's order and keeps its rows of
@@ -57,9 +63,10 @@ class PretrainingData:
   on_corrupt_file: str = "stop"
   masking: str = "static"
   masked_lm_prob: float = 0.15
-  mask_strategy: str = "electra"
+  mask_strategy: Optional[str] = None
   whole_word_mask: bool = False
   max_ngram: int = 1
+  allow_masking_mismatch: bool = False
   input_split: str = "files"
 
   def __post_init__(self):
@@ -69,7 +76,7 @@ class PretrainingData:
     if self.masking not in MASKING:
       raise UserError(f"PretrainingData.masking must be one of {MASKING}, got "
                        f"{self.masking!r}.")
-    if self.mask_strategy not in masking.MASK_STRATEGIES:
+    if self.mask_strategy is not None and self.mask_strategy not in masking.MASK_STRATEGIES:
       raise UserError(f"PretrainingData.mask_strategy must be one of "
                        f"{tuple(sorted(masking.MASK_STRATEGIES))}, got {self.mask_strategy!r}.")
     if not 0.0 < self.masked_lm_prob < 1.0:
@@ -77,15 +84,26 @@ class PretrainingData:
                        f"{self.masked_lm_prob}.")
     if self.max_ngram < 1:
       raise UserError(f"PretrainingData.max_ngram must be >= 1, got {self.max_ngram}.")
-    if self.masking == "static":
+    if self.mask_strategy is None:
       defaults = {field.name: field.default for field in dataclasses.fields(self)}
-      changed = [name for name in _DYNAMIC_MASKING_FIELDS
-                 if getattr(self, name) != defaults[name]]
+      changed = [name for name in _MASKING_RULE_FIELDS if getattr(self, name) != defaults[name]]
       if changed:
         raise UserError(
-            f"PretrainingData.{changed[0]} = {getattr(self, changed[0])!r} applies to dynamic "
-            "masking only (static records carry their masks): set PretrainingData.masking = "
-            "'dynamic' or leave it out.")
+            f"PretrainingData.{changed[0]} = {getattr(self, changed[0])!r} is set but "
+            "PretrainingData.mask_strategy is not: state the whole masking ('bert' or "
+            "'electra'), as configs/base/<objective>.gin do.")
+      if self.masking == "dynamic":
+        raise UserError(
+            "PretrainingData.masking = 'dynamic' needs the masking rules: set "
+            "PretrainingData.mask_strategy ('bert' or 'electra') and masked_lm_prob, or "
+            "include the objective's configs/base/<objective>.gin, which states its paper's.")
+
+  def masking_rules(self) -> Optional[MaskingRules]:
+    """The masking this config states, or None (mask_strategy not set)."""
+    if self.mask_strategy is None:
+      return None
+    return MaskingRules.of(self.mask_strategy, self.masked_lm_prob, self.whole_word_mask,
+                           self.max_ngram)
 
 
 def global_example_indices(batch_size: tf.Tensor) -> tf.Tensor:
@@ -175,7 +193,9 @@ class PretrainingTask(abc.ABC):
           pattern, masked_lm_prob=self.data.masked_lm_prob,
           mask_strategy=self.data.mask_strategy, whole_word_mask=self.data.whole_word_mask,
           max_ngram=self.data.max_ngram, **common)
-    return pretraining_loader.pretraining_dataset(pattern, **common)
+    return pretraining_loader.pretraining_dataset(
+        pattern, masking_rules=self.data.masking_rules(),
+        allow_masking_mismatch=self.data.allow_masking_mismatch, **common)
 
   def dummy_batch(self, batch_size: int = 1) -> Dict[str, tf.Tensor]:
     """An all-padding batch with the real shapes and dtypes, to build the model."""

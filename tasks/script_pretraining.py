@@ -21,8 +21,8 @@ class ScriptPretrainingTask(ElectraPretrainingTask):
   The model's outputs have ELECTRA's names and meaning (the MLM logits are the one encoder's,
   `rtd_logits` its self-critic's), so the losses and metrics are ELECTRA's: cross-entropy at
   the masked positions plus the sigmoid cross-entropy of the critic over all real tokens.
-  SCRIPT's masking is BERT's 80% [MASK] / 10% random / 10% kept: build its data with
-  `--mask_strategy=bert` (ELECTRA's files use 85/0/15).
+  SCRIPT's masking is BERT's 80% [MASK] / 10% random / 10% kept (configs/base/script.gin
+  states it): build static data with `--mask_strategy=bert` (ELECTRA's use 85/0/15).
 
   Args:
     encoder: the EncoderConfig.

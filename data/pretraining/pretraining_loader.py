@@ -36,6 +36,7 @@ import tensorflow as tf
 from data import tokenization
 from data.pretraining import dynamic_masking
 from data.pretraining import masking
+from data.pretraining import masking_check
 from data.pretraining import pretraining_features
 from data.pretraining import pretraining_metadata
 from data.pretraining import shard_files
@@ -130,25 +131,33 @@ def _checked_file_records(path: tf.Tensor, size: tf.Tensor, on_corrupt_file: str
 
 
 def _check_metadata(files: Sequence[str], seq_length: int, max_predictions_per_seq: int,
-                    masking_kind: str) -> Dict[str, dict]:
+                    masking_kind: str,
+                    masking_rules: Optional[masking_check.MaskingRules] = None,
+                    allow_masking_mismatch: bool = False) -> Dict[str, dict]:
   """Compares the loader settings with the metadata.json written next to the shards.
 
   Args:
     files: the record files.
     seq_length, max_predictions_per_seq: the loader's lengths.
     masking_kind: "static" or "dynamic", the loader.
+    masking_rules: static loader: the masking the records must have been written with
+      (None: not checked).
+    allow_masking_mismatch: warn instead of stopping when they were not.
 
   Returns:
     directory -> its metadata, for the directories that have one.
 
   Raises:
-    ValueError: a length differs, or the records were masked the other way (naming the
-      metadata file and the setting that reads them).
+    ValueError: a length differs, the records were masked the other way (naming the
+      metadata file and the setting that reads them), or with other rules than
+      `masking_rules`.
   """
   found = {}
   for directory in sorted({os.path.dirname(path) for path in files}):
     path = os.path.join(directory, shard_files.METADATA_FILE)
     if not tf.io.gfile.exists(path):
+      if masking_kind == "static" and masking_rules is not None:
+        masking_check.check_records(path, None, masking_rules, allow_masking_mismatch)
       continue
     with tf.io.gfile.GFile(path) as f:
       metadata = json.load(f)
@@ -172,6 +181,8 @@ def _check_metadata(files: Sequence[str], seq_length: int, max_predictions_per_s
           f"{directory} holds {metadata['max_predictions_per_seq']} masked-LM predictions per "
           f"sequence (metadata.json), but max_predictions_per_seq={max_predictions_per_seq} "
           "was asked.")
+    if masking_kind == "static" and masking_rules is not None:
+      masking_check.check_records(path, metadata, masking_rules, allow_masking_mismatch)
   return found
 
 
@@ -241,7 +252,9 @@ def pretraining_dataset(file_pattern: Union[str, Sequence[str]], batch_size: int
                         seed: Optional[int] = None,
                         input_context: Optional[tf.distribute.InputContext] = None,
                         drop_remainder: bool = True,
-                        on_corrupt_file: str = "stop") -> tf.data.Dataset:
+                        on_corrupt_file: str = "stop",
+                        masking_rules: Optional[masking_check.MaskingRules] = None,
+                        allow_masking_mismatch: bool = False) -> tf.data.Dataset:
   """Batches of statically masked pretraining examples.
 
   Args:
@@ -259,16 +272,19 @@ def pretraining_dataset(file_pattern: Union[str, Sequence[str]], batch_size: int
     drop_remainder: drop a last partial batch (static shapes, needed on TPU).
     on_corrupt_file: a truncated or corrupted file (see the module docstring): "stop"
       raises an error naming it when it is read, "skip" warns and reads past it.
+    masking_rules: the masking the records must have been written with; None: not checked.
+    allow_masking_mismatch: other masking is a warning, not an error.
 
   Returns:
     A tf.data.Dataset of feature dicts (see the module docstring for shapes).
 
   Raises:
     ValueError: the pattern matches no file, all files are empty, or metadata.json
-      disagrees with the lengths.
+      disagrees with the lengths or with `masking_rules` (data.pretraining.masking_check).
   """
   files = list_record_files(file_pattern)
-  _check_metadata(files, seq_length, max_predictions_per_seq, "static")
+  _check_metadata(files, seq_length, max_predictions_per_seq, "static", masking_rules,
+                  allow_masking_mismatch)
   spec = pretraining_features.feature_spec(seq_length, max_predictions_per_seq)
   dataset = _serialized_records(files, is_training, seed, input_context, on_corrupt_file)
   dataset = dataset.batch(batch_size, drop_remainder=drop_remainder)

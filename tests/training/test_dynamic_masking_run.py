@@ -79,9 +79,12 @@ def test_bad_masking_settings_name_the_field_and_the_allowed_values(field, value
   assert allowed in str(error.value) and repr(value) in str(error.value)
 
 
-def test_dynamic_settings_on_a_static_run_are_an_error_not_ignored():
-  with pytest.raises(ValueError, match=r"PretrainingData.whole_word_mask = True applies to "
-                                       r"dynamic masking only .*"
-                                       r"PretrainingData.masking = 'dynamic'"):
+def test_masking_rules_without_a_strategy_are_an_error_not_ignored():
+  with pytest.raises(ValueError, match=r"PretrainingData.whole_word_mask = True is set but "
+                                       r"PretrainingData.mask_strategy is not"):
     PretrainingData(whole_word_mask=True)
-  assert PretrainingData(masking="dynamic", whole_word_mask=True).whole_word_mask
+  with pytest.raises(ValueError, match=r"PretrainingData.masking = 'dynamic' needs the masking "
+                                       r"rules: set PretrainingData.mask_strategy"):
+    PretrainingData(masking="dynamic")
+  assert PretrainingData().masking_rules() is None  # static records read unchecked
+  assert PretrainingData(mask_strategy="bert", whole_word_mask=True).whole_word_mask
