@@ -33,13 +33,18 @@ def test_every_task_file_parses_with_the_papers_defaults(name):
   assert gin.query_parameter("%layerwise_lr_decay") == 0.8
 
 
-def test_rte_builds_its_task_and_schedule_from_the_records(tmp_path):
+def _tiny_rte_task(tmp_path, overlay):
+  """The GlueTask of glue_rte.gin + `overlay` on the 2-record test RTE, batch 1, tiny encoder."""
   create_glue_data("rte", tokenizer(), str(tmp_path), 16,
                    input_dir=os.path.join(FINETUNING_TESTDATA, "glue", "RTE"))
   official_runner.parse_config(
-      [os.path.join(CONFIGS, "glue_rte.gin"), os.path.join(CONFIGS, "size_large.gin")],
+      [os.path.join(CONFIGS, "glue_rte.gin"), os.path.join(CONFIGS, overlay)],
       [f"data_dir = '{tmp_path}'", "train_batch_size = 1", "encoder_config.size = 'tiny'"])
-  task = GlueTask()
+  return GlueTask()
+
+
+def test_rte_builds_its_task_and_schedule_from_the_records(tmp_path):
+  task = _tiny_rte_task(tmp_path, "size_large.gin")
   assert (task.spec.name, task.layerwise_lr_decay, task.data.train_batch_size) == ("rte", 0.9, 1)
   assert gin.query_parameter("create_optimizer.learning_rate") == 5e-5
   # 2 training records x 10 epochs at batch 1.
@@ -73,11 +78,6 @@ def test_teams_presets_carry_table_6_over_a_task_file(preset):
 
 
 def test_the_teams_glue_preset_builds_a_task_without_layerwise_decay(tmp_path):
-  create_glue_data("rte", tokenizer(), str(tmp_path), 16,
-                   input_dir=os.path.join(FINETUNING_TESTDATA, "glue", "RTE"))
-  official_runner.parse_config(
-      [os.path.join(CONFIGS, "glue_rte.gin"), os.path.join(CONFIGS, "teams_glue_small.gin")],
-      [f"data_dir = '{tmp_path}'", "train_batch_size = 1", "encoder_config.size = 'tiny'"])
-  task = GlueTask()
+  task = _tiny_rte_task(tmp_path, "teams_glue_small.gin")
   assert (task.spec.name, task.layerwise_lr_decay, task.data.train_batch_size) == ("rte", 1.0, 1)
   assert TrainerConfig().train_steps == 10  # 2 training records x 5 epochs at batch 1
