@@ -110,16 +110,17 @@ ENCODER_PRESETS: Dict[str, Dict[str, int]] = {
 
 @gin.configurable
 def encoder_config(size: str = "small", vocab_size: int = 30522,
-                   relative_position: str = "none",
+                   relative_position: str = "none", relative_position_buckets: int = 32,
+                   relative_position_max_distance: int = 128,
                    overrides: Optional[Dict[str, Any]] = None) -> EncoderConfig:
   """Returns the EncoderConfig of a named preset.
 
   Args:
     size: one of ENCODER_PRESETS ("tiny", "mini", "small", "base", "large").
     vocab_size: size of the word-piece vocabulary.
-    relative_position: "none" or "t5" (EncoderConfig.relative_position); the bucket
-      count and distance are `overrides` (relative_position_buckets,
-      relative_position_max_distance).
+    relative_position: "none" or "t5" (EncoderConfig.relative_position).
+    relative_position_buckets: EncoderConfig.relative_position_buckets (T5: 32).
+    relative_position_max_distance: EncoderConfig.relative_position_max_distance (T5: 128).
     overrides: optional field -> value changes applied on top of the preset.
 
   Raises:
@@ -128,7 +129,9 @@ def encoder_config(size: str = "small", vocab_size: int = 30522,
   if size not in ENCODER_PRESETS:
     raise ValueError(f"Unknown encoder size {size!r}; choose one of {sorted(ENCODER_PRESETS)}")
   fields = dict(ENCODER_PRESETS[size], vocab_size=vocab_size,
-                relative_position=relative_position)
+                relative_position=relative_position,
+                relative_position_buckets=relative_position_buckets,
+                relative_position_max_distance=relative_position_max_distance)
   known = {f.name for f in dataclasses.fields(EncoderConfig)}
   unknown = set(overrides or {}) - known
   if unknown:
