@@ -55,6 +55,9 @@ class RelativePositionBias(nlp_layers.RelativePositionBias):
                relative_attention_max_distance: int = 128, bidirectional: bool = True,
                embeddings_initializer=None, **kwargs):
     kwargs["dtype"] = tf.float32
+    # Only the scores' shape is read: no cast of the [batch, heads, query, key] scores to
+    # float32 under mixed precision.
+    kwargs["autocast"] = False
     super().__init__(
         num_heads, relative_attention_num_buckets=relative_attention_num_buckets,
         relative_attention_max_distance=relative_attention_max_distance,
