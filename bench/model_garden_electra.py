@@ -39,6 +39,9 @@ from modeling.encoder_config import scaled_config
 
 def bert_encoder_config(config: EncoderConfig) -> encoders.EncoderConfig:
   """Model Garden's BertEncoder config with an EncoderConfig's dimensions."""
+  if config.relative_position != "none":
+    raise ValueError(f"Model Garden's BertEncoder has no relative_position="
+                     f"{config.relative_position!r}: compare without it")
   return encoders.EncoderConfig(type="bert", bert=encoders.BertEncoderConfig(
       vocab_size=config.vocab_size, hidden_size=config.hidden_size,
       num_layers=config.num_layers, num_attention_heads=config.num_attention_heads,

@@ -4,6 +4,8 @@ from typing import Optional
 import tf_keras
 
 from modeling.encoder_config import EncoderConfig
+from modeling.relative_position import make_relative_position_bias
+from modeling.relative_position import RelativePositionBias
 from modeling.transformer_encoder import attention_mask_from_input_mask
 from modeling.transformer_encoder import make_transformer_block
 
@@ -19,13 +21,17 @@ class AttentionTaskHead(tf_keras.layers.Layer):
     num_layers: number of task-specific Transformer layers (>= 1).
     projection: a layer applied to the last layer's output (e.g. an RTDHead); None returns
       the hidden states.
+    relative_position_bias: when the config has relative positions, the table of the
+      encoder the head sits on (TEAMS: the discriminator's), shared by its layers; None
+      creates one.
 
   Call inputs: `hidden_states` [batch, seq, hidden], `input_mask` int [batch, seq].
   Call output: projection([batch, seq, hidden]).
   """
 
   def __init__(self, config, num_layers: int = 1,
-               projection: Optional[tf_keras.layers.Layer] = None, **kwargs):
+               projection: Optional[tf_keras.layers.Layer] = None,
+               relative_position_bias: Optional[RelativePositionBias] = None, **kwargs):
     super().__init__(**kwargs)
     if isinstance(config, dict):
       config = EncoderConfig(**config)
@@ -33,7 +39,11 @@ class AttentionTaskHead(tf_keras.layers.Layer):
       raise ValueError(f"AttentionTaskHead needs num_layers >= 1, got {num_layers}")
     self.config = config
     self.num_layers = num_layers
-    self.transformer_layers = [make_transformer_block(config, name=f"layer_{i}")
+    if relative_position_bias is None:
+      relative_position_bias = make_relative_position_bias(config)
+    self.relative_position_bias = relative_position_bias
+    self.transformer_layers = [make_transformer_block(config, name=f"layer_{i}",
+                                                      position_bias=relative_position_bias)
                                for i in range(num_layers)]
     self.projection = projection
 

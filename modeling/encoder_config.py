@@ -5,11 +5,16 @@ dimensions (L12 H256 A4 FFN1024 E128). `encoder_config` is the gin-bindable entr
 
   encoder_config.size = 'base'
   encoder_config.vocab_size = 30522
+  encoder_config.relative_position = 't5'
 """
 import dataclasses
 from typing import Any, Dict, Optional
 
 import gin
+
+
+# Kinds of relative position in the attention ("none": absolute position embeddings only).
+RELATIVE_POSITIONS = ("none", "t5")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -30,6 +35,13 @@ class EncoderConfig:
     activation: feed-forward activation name.
     initializer_range: stddev of the truncated-normal initialiser.
     norm_epsilon: LayerNorm epsilon.
+    relative_position: "none", or "t5": T5's bucketed relative position bias added to the
+      attention logits, one table shared by all layers (modeling/relative_position.py),
+      on top of the absolute position embeddings, which are kept.
+    relative_position_buckets: T5's bucket count over both directions (Raffel et al.,
+      2020, section 2.1: 32).
+    relative_position_max_distance: T5's distance from which all keys share a bucket
+      (Raffel et al., 2020, section 2.1: 128).
   """
   vocab_size: int = 30522
   hidden_size: int = 256
@@ -44,6 +56,9 @@ class EncoderConfig:
   activation: str = "gelu"
   initializer_range: float = 0.02
   norm_epsilon: float = 1e-12
+  relative_position: str = "none"
+  relative_position_buckets: int = 32
+  relative_position_max_distance: int = 128
 
   def __post_init__(self):
     for name in ("vocab_size", "hidden_size", "num_layers", "num_attention_heads",
@@ -55,6 +70,19 @@ class EncoderConfig:
       raise ValueError(
           f"EncoderConfig.hidden_size={self.hidden_size} is not divisible by "
           f"num_attention_heads={self.num_attention_heads}")
+    if self.relative_position not in RELATIVE_POSITIONS:
+      raise ValueError(f"EncoderConfig.relative_position must be one of "
+                       f"{RELATIVE_POSITIONS}, got {self.relative_position!r}")
+    # T5's bucketing: half the buckets per direction, a quarter of them exact distances;
+    # the logarithmic ones reach from there to max_distance.
+    if self.relative_position_buckets < 4:
+      raise ValueError("EncoderConfig.relative_position_buckets must be >= 4, got "
+                       f"{self.relative_position_buckets}")
+    if self.relative_position_max_distance <= self.relative_position_buckets // 4:
+      raise ValueError(
+          f"EncoderConfig.relative_position_max_distance="
+          f"{self.relative_position_max_distance} must exceed relative_position_buckets "
+          f"// 4 = {self.relative_position_buckets // 4}, the last exact distance")
 
   def replace(self, **changes) -> "EncoderConfig":
     return dataclasses.replace(self, **changes)
@@ -82,12 +110,17 @@ ENCODER_PRESETS: Dict[str, Dict[str, int]] = {
 
 @gin.configurable
 def encoder_config(size: str = "small", vocab_size: int = 30522,
+                   relative_position: str = "none", relative_position_buckets: int = 32,
+                   relative_position_max_distance: int = 128,
                    overrides: Optional[Dict[str, Any]] = None) -> EncoderConfig:
   """Returns the EncoderConfig of a named preset.
 
   Args:
     size: one of ENCODER_PRESETS ("tiny", "mini", "small", "base", "large").
     vocab_size: size of the word-piece vocabulary.
+    relative_position: "none" or "t5" (EncoderConfig.relative_position).
+    relative_position_buckets: EncoderConfig.relative_position_buckets (T5: 32).
+    relative_position_max_distance: EncoderConfig.relative_position_max_distance (T5: 128).
     overrides: optional field -> value changes applied on top of the preset.
 
   Raises:
@@ -95,7 +128,10 @@ def encoder_config(size: str = "small", vocab_size: int = 30522,
   """
   if size not in ENCODER_PRESETS:
     raise ValueError(f"Unknown encoder size {size!r}; choose one of {sorted(ENCODER_PRESETS)}")
-  fields = dict(ENCODER_PRESETS[size], vocab_size=vocab_size)
+  fields = dict(ENCODER_PRESETS[size], vocab_size=vocab_size,
+                relative_position=relative_position,
+                relative_position_buckets=relative_position_buckets,
+                relative_position_max_distance=relative_position_max_distance)
   known = {f.name for f in dataclasses.fields(EncoderConfig)}
   unknown = set(overrides or {}) - known
   if unknown:

@@ -121,6 +121,13 @@ def transformer_layer_terms(config: EncoderConfig, seq_length: int,
       elementwise(f"{name}/query_scale", tokens * hidden, 1),
       matmul(f"{name}/attention_scores", tokens, hidden, seq_length),
       elementwise(f"{name}/attention_mask", scores, 1),
+  ]
+  if config.relative_position != "none":
+    # T5's bias added to every logit; backward: the table's gradient sums the batch (the
+    # logits' gradient passes through). Its lookup, once per batch, is left out.
+    terms.append(FlopTerm(f"{name}/relative_position_bias", ELEMENTWISE, scores,
+                          ONE_OPERAND_GRADIENT))
+  terms += [
       elementwise(f"{name}/attention_softmax", scores, SOFTMAX_FLOPS),
       elementwise(f"{name}/attention_dropout", scores, DROPOUT_FLOPS),
       matmul(f"{name}/attention_values", tokens, seq_length, hidden),

@@ -12,7 +12,9 @@ import tensorflow as tf
 import tf_keras
 
 from modeling import fused_ops
-from official.nlp.modeling import layers as nlp_layers
+from modeling.relative_position import BiasedMultiHeadAttention
+from modeling.relative_position import RelativePositionEncoderBlock
+from modeling.relative_position import unbuilt_attention_config
 
 
 def _is_training(training) -> bool:
@@ -119,15 +121,16 @@ def batched_attention_combine(probs, value):
   return tf.transpose(tf.matmul(probs, value), [0, 2, 1, 3])
 
 
-class FusedMultiHeadAttention(tf_keras.layers.MultiHeadAttention):
+class FusedMultiHeadAttention(BiasedMultiHeadAttention):
   """tf_keras MultiHeadAttention whose masked softmax + dropout is fused in training.
 
   Overrides `_compute_attention`, the hook Keras documents for custom attention; the
   projections, variables and config are the parent's. The fused path scales the float32
-  scores by 1/sqrt(key_dim) instead of scaling the (bfloat16) query, and computes the
-  softmax in float32 under mixed precision; its two products are batched matmuls over
-  [batch, heads, seq, key_dim] instead of einsums. Only attention over the sequence axis
-  (the default attention_axes) is fused; other axes take the parent's path.
+  scores by 1/sqrt(key_dim) instead of scaling the (bfloat16) query, adds the position bias
+  (if any, in float32) inside the kernel, and computes the softmax in float32 under mixed
+  precision; its two products are batched matmuls over [batch, heads, seq, key_dim] instead
+  of einsums. Only attention over the sequence axis (the default attention_axes) is fused;
+  other axes take the parent's path (which adds the bias as BiasedMultiHeadAttention does).
   """
 
   def call(self, query, value, key=None, attention_mask=None,
@@ -154,18 +157,21 @@ class FusedMultiHeadAttention(tf_keras.layers.MultiHeadAttention):
         mask = tf.expand_dims(mask, axis=-len(self._attention_axes) * 2 - 1)
     seed = (_stateless_seed(self._dropout_layer._random_generator) if self._dropout > 0
             else tf.zeros([2], tf.int32))
+    bias = self.position_bias(scores) if self.position_bias is not None else None
     probs = fused_ops.masked_softmax_dropout(
-        scores, mask, 1.0 / math.sqrt(float(self._key_dim)), float(self._dropout), seed)
+        scores, mask, 1.0 / math.sqrt(float(self._key_dim)), float(self._dropout), seed,
+        bias=bias)
     return batched_attention_combine(probs, value), None
 
 
-class FusedTransformerEncoderBlock(nlp_layers.TransformerEncoderBlock):
+class FusedTransformerEncoderBlock(RelativePositionEncoderBlock):
   """Model Garden's TransformerEncoderBlock with its element-wise chains fused in training.
 
   Builds the parent's sublayers, then swaps the standard ones for the fused subclasses
   above (same configs, so the same variables, names and checkpoints). Only the sublayers
   the parent built as plain Keras layers are swapped: RMSNorm, block-sparse or multi-query
-  attention and non-GELU activations keep the parent's.
+  attention and non-GELU activations keep the parent's. The parent is Model Garden's block
+  with an optional relative position bias (`position_bias`, modeling/relative_position.py).
   """
 
   def build(self, input_shape):
@@ -180,8 +186,11 @@ class FusedTransformerEncoderBlock(nlp_layers.TransformerEncoderBlock):
         replaced[id(layer)] = fused
         setattr(self, name, fused)
 
-    swap("_attention_layer", tf_keras.layers.MultiHeadAttention, FusedMultiHeadAttention,
-         make=lambda: FusedMultiHeadAttention(**_unbuilt_config(self._attention_layer)))
+    attention_class = (BiasedMultiHeadAttention if self.position_bias is not None
+                       else tf_keras.layers.MultiHeadAttention)
+    swap("_attention_layer", attention_class, FusedMultiHeadAttention,
+         make=lambda: FusedMultiHeadAttention(**unbuilt_attention_config(
+             self._attention_layer)))
     swap("_attention_dropout", tf_keras.layers.Dropout, FusedDropout)
     swap("_output_dropout", tf_keras.layers.Dropout, FusedDropout)
     shared_kv_norm = self._attention_layer_norm_kv is self._attention_layer_norm
@@ -203,10 +212,3 @@ class FusedTransformerEncoderBlock(nlp_layers.TransformerEncoderBlock):
     self._self_tracked_trackables[:] = [replaced.get(id(layer), layer)
                                         for layer in tracked_order]
 
-
-def _unbuilt_config(attention: tf_keras.layers.MultiHeadAttention) -> dict:
-  """An unbuilt MultiHeadAttention's constructor arguments (its config without shapes)."""
-  config = attention.get_config()
-  for shape in ("query_shape", "key_shape", "value_shape"):
-    config.pop(shape, None)
-  return config

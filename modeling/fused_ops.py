@@ -24,6 +24,7 @@ server, so the layers in `fused_layers` fall back to the plain Keras path when n
 """
 import functools
 import math
+from typing import Optional
 
 import tensorflow as tf
 
@@ -208,9 +209,12 @@ def layer_norm(x: tf.Tensor, gamma: tf.Tensor, beta: tf.Tensor, epsilon: float) 
 @functools.lru_cache(maxsize=None)
 def _softmax_dropout_kernels(rate: float, scale: float):
   @tf.function(jit_compile=True)
-  def forward(scores, mask, seed):
+  def forward(scores, mask, seed, bias):
     """(dropped probabilities, probabilities, keep mask), the first two in scores' dtype."""
-    logits = tf.where(mask, tf.cast(scores, tf.float32) * scale, tf.constant(-1e9))
+    logits = tf.cast(scores, tf.float32) * scale
+    if bias is not None:
+      logits += bias
+    logits = tf.where(mask, logits, tf.constant(-1e9))
     probs = tf.nn.softmax(logits, axis=-1)
     if rate == 0.0:
       keep = tf.ones([], tf.bool)
@@ -231,9 +235,25 @@ def _softmax_dropout_kernels(rate: float, scale: float):
   return forward, backward
 
 
+def _sum_to_bias_shape(x: tf.Tensor, bias: tf.Tensor) -> tf.Tensor:
+  """float32: x summed over the axes along which `bias` was broadcast to x's shape.
+
+  A bias [1, ...] on scores [batch, ...] (the relative position bias) sums the batch axis
+  as a ones-vector matmul, as `_sum_over_leading_axes` does; other broadcasts take
+  tf.reduce_sum.
+  """
+  x = tf.cast(x, tf.float32)
+  if (bias.shape.rank == x.shape.rank and bias.shape[0] == 1
+      and bias.shape[1:].is_compatible_with(x.shape[1:])):
+    rows = tf.reshape(x, [tf.shape(x)[0], -1])
+    return tf.reshape(tf.matmul(tf.ones([1, tf.shape(rows)[0]]), rows), tf.shape(bias))
+  axes, _ = tf.raw_ops.BroadcastGradientArgs(s0=tf.shape(bias), s1=tf.shape(x))
+  return tf.reshape(tf.reduce_sum(x, axis=axes), tf.shape(bias))
+
+
 def masked_softmax_dropout(scores: tf.Tensor, mask: tf.Tensor, scale: float, rate: float,
-                           seed: tf.Tensor) -> tf.Tensor:
-  """dropout(softmax(scale * scores) over the last axis, masked), in float32.
+                           seed: tf.Tensor, bias: Optional[tf.Tensor] = None) -> tf.Tensor:
+  """dropout(softmax(scale * scores + bias) over the last axis, masked), in float32.
 
   Args:
     scores: [..., query, key] raw dot products, any float dtype.
@@ -242,6 +262,8 @@ def masked_softmax_dropout(scores: tf.Tensor, mask: tf.Tensor, scale: float, rat
     scale: multiplies scores before the softmax (1 / sqrt(key_dim)).
     rate: dropout rate on the probabilities, in [0, 1).
     seed: int [2] for the dropout mask (ignored when rate is 0).
+    bias: None, or float32 broadcastable to scores, added to the scaled logits (a relative
+      position bias [1, heads, query, key]); differentiable.
 
   Returns:
     scores' shape and dtype.
@@ -249,13 +271,28 @@ def masked_softmax_dropout(scores: tf.Tensor, mask: tf.Tensor, scale: float, rat
   _check_rate(rate)
   forward, backward = _softmax_dropout_kernels(float(rate), float(scale))
   mask = tf.cast(mask, tf.bool)
+  if bias is None:
+
+    @tf.custom_gradient
+    def attend(scores):
+      dropped_probs, probs, keep = forward(scores, mask, seed, None)
+      return dropped_probs, lambda dy: backward(probs, keep, dy)
+
+    return attend(scores)
+
+  bias = tf.cast(bias, tf.float32)
 
   @tf.custom_gradient
-  def attend(scores):
-    dropped_probs, probs, keep = forward(scores, mask, seed)
-    return dropped_probs, lambda dy: backward(probs, keep, dy)
+  def attend_with_bias(scores, bias):
+    dropped_probs, probs, keep = forward(scores, mask, seed, bias)
 
-  return attend(scores)
+    def gradient(dy):
+      d_scores = backward(probs, keep, dy)  # d_logits * scale
+      return d_scores, _sum_to_bias_shape(d_scores, bias) * (1.0 / scale)
+
+    return dropped_probs, gradient
+
+  return attend_with_bias(scores, bias)
 
 
 # ------------------------------------------------------------- softmax cross-entropy

@@ -6,7 +6,10 @@ What is shared (the same Python objects, hence the same variables, stored once):
 - the E->H embedding projection when the generator is as wide as the discriminator; a
   narrower generator gets its own projection from the embedding width to its width;
 - the bottom `num_shared_layers` Transformer layers (TEAMS partial sharing), which needs a
-  generator as wide as the discriminator.
+  generator as wide as the discriminator;
+- the relative position table (`EncoderConfig.relative_position`) when the generator has
+  as many attention heads (TEAMS): like the position embeddings it is tied, and the
+  shared layers need it. A generator with fewer heads (ELECTRA's) has its own.
 """
 from modeling.encoder_config import scaled_config
 from modeling.transformer_encoder import TransformerEncoder
@@ -43,9 +46,11 @@ def build_generator(discriminator: TransformerEncoder, width_multiplier: float =
   if num_shared_layers > config.num_layers:
     raise ValueError(f"num_shared_layers={num_shared_layers} exceeds the generator's "
                      f"{config.num_layers} layers")
+  same_heads = config.num_attention_heads == discriminator.config.num_attention_heads
   return TransformerEncoder(
       config,
       embedding_network=discriminator.embedding_network,
       embedding_projection=discriminator.embedding_projection if same_width else None,
       shared_layers=discriminator.transformer_layers[:num_shared_layers],
+      relative_position_bias=discriminator.relative_position_bias if same_heads else None,
       name=name)

@@ -107,7 +107,7 @@ class TeamsPretrainer(tf_keras.Model):
         config, num_layers=num_task_specific_layers,
         projection=RTDHead(config.hidden_size, initializer_range=config.initializer_range,
                            name="rtd_projection"),
-        name="rtd_head")
+        relative_position_bias=self.encoder.relative_position_bias, name="rtd_head")
     self.mws_head = MaskedLMHead(
         self.encoder.embedding_network, initializer_range=config.initializer_range,
         norm_epsilon=config.norm_epsilon, output_bias=False, name="mws_head")

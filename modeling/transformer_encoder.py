@@ -11,10 +11,14 @@ from official.nlp.modeling import layers as nlp_layers
 from modeling.embedding_network import EmbeddingNetwork
 from modeling.encoder_config import EncoderConfig
 from modeling.fused_layers import FusedTransformerEncoderBlock
+from modeling.relative_position import make_relative_position_bias
+from modeling.relative_position import RelativePositionBias
+from modeling.relative_position import RelativePositionEncoderBlock
 
 
 @gin.configurable(allowlist=["fused_kernels"])
 def make_transformer_block(config: EncoderConfig, name: str,
+                           position_bias: Optional[RelativePositionBias] = None,
                            fused_kernels: bool = True) -> tf_keras.layers.Layer:
   """One post-LayerNorm Transformer layer (Model Garden's TransformerEncoderBlock).
 
@@ -23,15 +27,30 @@ def make_transformer_block(config: EncoderConfig, name: str,
   Args:
     config: the encoder's hyperparameters.
     name: the layer name.
+    position_bias: the relative position table of the encoder this layer belongs to, which
+      its attention adds to the logits; required when `config.relative_position` is not
+      "none", else None.
     fused_kernels: build FusedTransformerEncoderBlock, whose training step runs the
       element-wise chains (masked softmax + dropout, dropout, LayerNorm, GELU) as XLA
       kernels: the same variables, checkpoints, function and inference graph, a faster
-      step. False builds Model Garden's block as is (gin:
-      `make_transformer_block.fused_kernels = False`, e.g. to compare speed).
+      step. False builds Model Garden's block as is, with Keras' attention adding the
+      relative position bias if any (gin: `make_transformer_block.fused_kernels = False`,
+      e.g. to compare speed).
+
+  Raises:
+    ValueError: `position_bias` given or missing against `config.relative_position`.
   """
-  block_class = (FusedTransformerEncoderBlock if fused_kernels
-                 else nlp_layers.TransformerEncoderBlock)
+  if (position_bias is None) != (config.relative_position == "none"):
+    raise ValueError(f"{name}: relative_position={config.relative_position!r} but "
+                     f"position_bias is {'missing' if position_bias is None else 'given'}")
+  if fused_kernels:
+    block_class, extra = FusedTransformerEncoderBlock, dict(position_bias=position_bias)
+  elif position_bias is not None:
+    block_class, extra = RelativePositionEncoderBlock, dict(position_bias=position_bias)
+  else:
+    block_class, extra = nlp_layers.TransformerEncoderBlock, {}
   return block_class(
+      **extra,
       num_attention_heads=config.num_attention_heads,
       inner_dim=config.intermediate_size,
       inner_activation=tf_keras.activations.get(config.activation),
@@ -56,12 +75,19 @@ class TransformerEncoder(tf_keras.layers.Layer):
   the other encoder's objects: the same Python object means the same variables, stored once in
   a checkpoint.
 
+  With `config.relative_position = "t5"` the encoder owns one RelativePositionBias table
+  that all its layers add to their attention logits (T5 shares it across layers), next to
+  the absolute position embeddings.
+
   Args:
     config: an EncoderConfig (or a dict of its fields).
     output_pooler: add a tanh dense "pooler" on the [CLS] vector (BERT); ELECTRA uses none.
     embedding_network: an EmbeddingNetwork to share instead of creating one.
     embedding_projection: an E->H Dense layer to share (used only when E != H).
     shared_layers: Transformer layers to use as this encoder's bottom layers.
+    relative_position_bias: a RelativePositionBias to share (another encoder's, with as
+      many heads) instead of creating one; required with `shared_layers` when the config
+      has relative positions, so that every layer adds the same table.
 
   Call inputs: dict `input_word_ids`, `input_mask`, `input_type_ids`, int32 [batch, seq].
   Call outputs: dict
@@ -74,7 +100,8 @@ class TransformerEncoder(tf_keras.layers.Layer):
   def __init__(self, config, output_pooler: bool = False,
                embedding_network: Optional[EmbeddingNetwork] = None,
                embedding_projection: Optional[tf_keras.layers.Layer] = None,
-               shared_layers: Sequence[tf_keras.layers.Layer] = (), **kwargs):
+               shared_layers: Sequence[tf_keras.layers.Layer] = (),
+               relative_position_bias: Optional[RelativePositionBias] = None, **kwargs):
     super().__init__(**kwargs)
     if isinstance(config, dict):
       config = EncoderConfig(**config)
@@ -106,8 +133,21 @@ class TransformerEncoder(tf_keras.layers.Layer):
     if len(shared_layers) > config.num_layers:
       raise ValueError(f"{len(shared_layers)} shared layers but only "
                        f"{config.num_layers} layers in this encoder")
+    if relative_position_bias is None:
+      if shared_layers and config.relative_position != "none":
+        raise ValueError("an encoder with relative positions and shared layers needs the "
+                         "relative_position_bias those layers use")
+      with tf.name_scope(self.name):  # the table's variable name: <encoder>/...
+        relative_position_bias = make_relative_position_bias(config)
+    elif relative_position_bias.num_heads != config.num_attention_heads:
+      raise ValueError(f"shared relative_position_bias has {relative_position_bias.num_heads}"
+                       f" heads but this encoder {config.num_attention_heads}")
+    elif config.relative_position == "none":
+      raise ValueError("relative_position_bias given but config.relative_position='none'")
+    self.relative_position_bias = relative_position_bias
     self.transformer_layers = list(shared_layers) + [
-        make_transformer_block(config, name=f"transformer/layer_{i}")
+        make_transformer_block(config, name=f"transformer/layer_{i}",
+                               position_bias=relative_position_bias)
         for i in range(len(shared_layers), config.num_layers)]
     self.pooler = None
     if output_pooler:

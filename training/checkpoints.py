@@ -187,7 +187,8 @@ def warm_start(model, init_checkpoint: str) -> Dict[str, List[str]]:
   Raises:
     FileNotFoundError: no checkpoint at `init_checkpoint`.
     ValueError: a weight exists in both with different shapes, or the checkpoint lacks
-      some of the encoder's weights (it is not a checkpoint of this encoder).
+      some of the encoder's weights (it is not a checkpoint of this encoder), or has a
+      relative position table the encoder lacks.
   """
   init_checkpoint = resolve_checkpoint_path(init_checkpoint)
   if not tf.io.gfile.exists(init_checkpoint + ".index"):
@@ -206,6 +207,11 @@ def warm_start(model, init_checkpoint: str) -> Dict[str, List[str]]:
         f"weights (so it is no checkpoint of this encoder; check encoder_config): "
         + ", ".join(_short(key) for key in encoder_missing[:5])
         + (", ..." if len(encoder_missing) > 5 else ""))
+  if any(key.startswith("model/encoder/relative_position_bias/")
+         for key in comparison.unused):
+    raise UserError(
+        f"init_checkpoint {init_checkpoint} has a relative position table that this encoder "
+        "lacks: set encoder_config.relative_position as the run that wrote it did ('t5')")
   tf.train.Checkpoint(model=model).read(init_checkpoint).expect_partial()
   report = dict(restored=comparison.matched, not_in_checkpoint=comparison.not_in_checkpoint,
                 unused=comparison.unused)

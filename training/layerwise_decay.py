@@ -5,6 +5,7 @@ With L Transformer layers and decay d, a variable's learning rate is the base ra
   task head (and a pooler, above the top layer)   d^0
   Transformer layer i (0 = bottom)                 d^(L - i)   (top layer: d^1)
   embeddings and their E->H projection             d^(L + 1)
+  (and the relative position table, if any, shared by all layers)
 
 google-research/electra assigns every encoder variable one factor of d more (its top layer
 gets d^2, its embeddings d^(L+2)); `electra_off_by_one=True` reproduces that.
@@ -54,13 +55,16 @@ def layerwise_lr_multipliers(model: tf_keras.Model, decay: float,
   num_layers = len(encoder.transformer_layers)
   extra = 1 if electra_off_by_one else 0
   by_variable = {}
-  embedding_parts = [encoder.embedding_network, encoder.embedding_projection]
-  for part in embedding_parts:
-    for variable in part.trainable_variables if part is not None else []:
-      by_variable[variable.ref()] = decay ** (num_layers + 1 + extra)
   for index, layer in enumerate(encoder.transformer_layers):
     for variable in layer.trainable_variables:
       by_variable[variable.ref()] = decay ** (num_layers - index + extra)
+  # After the layers: the relative position table, which every layer holds, is a position
+  # embedding and decays with the embeddings.
+  embedding_parts = [encoder.embedding_network, encoder.embedding_projection,
+                     getattr(encoder, "relative_position_bias", None)]
+  for part in embedding_parts:
+    for variable in part.trainable_variables if part is not None else []:
+      by_variable[variable.ref()] = decay ** (num_layers + 1 + extra)
   multipliers = {}
   for variable in model.trainable_variables:
     key = variable_key(variable)

@@ -54,6 +54,17 @@ def test_one_layer_bert_matches_a_hand_count():
       matmul_forward=batch * matmuls, matmul_train=batch * (matmuls + 2 * matmuls - 512))
 
 
+def test_relative_position_adds_one_flop_per_score_forward_and_one_backward():
+  data = PretrainingData(seq_length=8, max_predictions_per_seq=2)
+  plain = flops.step_totals(flops.objective_terms(BertPretrainingTask(ONE_LAYER, data)), 1)
+  relative = flops.step_totals(flops.objective_terms(BertPretrainingTask(
+      ONE_LAYER.replace(relative_position="t5"), data)), 1)
+  scores = 2 * 8 * 8  # 2 heads x 8 queries x 8 keys, one layer
+  assert relative["forward"] - plain["forward"] == scores
+  assert relative["train"] - plain["train"] == 2 * scores  # + the table's batch sum
+  assert relative["matmul_train"] == plain["matmul_train"]
+
+
 def test_dot_flops_reads_hlo_dots():
   hlo = "\n".join([
       "%p = f32[4,16]{1,0} parameter(0)",

@@ -1,6 +1,7 @@
 """Tiny tasks and models (random weights) for the export tests: SCRIPT, GLUE MRPC, SQuAD v2.
 
-The encoder is `tiny_encoder` over the data/sample vocabulary with 64 positions; inputs are
+The encoder is `tiny_encoder` over the data/sample vocabulary with 64 positions (SCRIPT's
+with T5 relative positions too, so the encoder and Hub exports carry them); inputs are
 SEQ = 32 long.
 """
 import json
@@ -22,9 +23,9 @@ SEQ = 32
 MAX_QUERY_LENGTH = 8
 
 
-def _encoder():
+def _encoder(**overrides):
   """tiny_encoder over the sample vocabulary, with 64 positions."""
-  return tiny_encoder(SAMPLE_VOCAB_SIZE, max_sequence_length=64)
+  return tiny_encoder(SAMPLE_VOCAB_SIZE, max_sequence_length=64, **overrides)
 
 
 def write_meta_data(data_dir, **meta_data):
@@ -39,7 +40,7 @@ def write_meta_data(data_dir, **meta_data):
 
 def script_task():
   data = PretrainingData(seq_length=SEQ, max_predictions_per_seq=4)
-  return ScriptPretrainingTask(_encoder(), data, seed=1)
+  return ScriptPretrainingTask(_encoder(relative_position="t5"), data, seed=1)
 
 
 def glue_task(tmp_dir, task_name="mrpc"):

@@ -115,6 +115,25 @@ def test_masked_softmax_matches_keras_and_masks_exactly():
   np.testing.assert_allclose(probs.numpy()[1], 0.25)  # nothing to attend to: uniform
 
 
+@pytest.mark.parametrize("bias_batch", [1, 2])  # broadcast over the batch, or not
+def test_masked_softmax_adds_a_bias_to_the_scaled_logits_and_differentiates_it(bias_batch):
+  scores = tf.random.normal([2, 2, 3, 4], seed=6)
+  bias = tf.random.normal([bias_batch, 2, 3, 4], seed=10)
+  mask = (tf.constant([[1, 1, 1, 0], [1, 1, 1, 1]]) > 0)[:, tf.newaxis, tf.newaxis, :]
+  upstream = tf.random.normal([2, 2, 3, 4], seed=7)
+  # softmax(0.5 s + b) = softmax(0.5 (s + 2 b)): the reference with the bias folded in.
+  expected, expected_grads = value_and_gradients(
+      lambda s, b: reference_attention_probs(s + 2.0 * b, mask, 0.5), [scores, bias],
+      upstream)
+  probs, grads = value_and_gradients(
+      lambda s, b: fused_ops.masked_softmax_dropout(s, mask, 0.5, 0.0, SEED, bias=b),
+      [scores, bias], upstream)
+  np.testing.assert_allclose(probs, expected, atol=1e-6)
+  assert grads[1].shape == bias.shape
+  for grad, expected_grad in zip(grads, expected_grads):
+    np.testing.assert_allclose(grad, expected_grad, atol=1e-5)
+
+
 def test_masked_softmax_dropout_rescales_kept_probabilities():
   scores = tf.random.normal([4, 2, 16, 16], seed=8)
   mask = tf.ones([4, 1, 1, 16], tf.bool)

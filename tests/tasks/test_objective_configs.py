@@ -2,6 +2,7 @@
 import gin
 import pytest
 
+from modeling.encoder_config import encoder_config
 import official_runner
 from tasks.electra_hp_pretraining import ElectraHpPretrainingTask
 from tasks.script_pretraining import ScriptPretrainingTask
@@ -39,3 +40,16 @@ def test_config_builds_the_task_with_paper_settings(name):
   assert task.encoder_config.hidden_size == hidden_size
   assert gin.query_parameter("create_optimizer.learning_rate") == learning_rate
   assert gin.query_parameter("create_optimizer.optimizer") == "adamw"
+
+
+@pytest.mark.parametrize("name, relative_position", [
+    ("electra_hp_loss_small", "t5"), ("electra_hp_dist_base", "t5"),
+    ("electra_hp_baseline_small", "t5"), ("electra_hp_baseline_base", "t5"),
+    ("electra_small", "none"), ("teams_small", "none")])
+def test_electra_hp_and_its_baseline_add_t5_relative_positions(name, relative_position):
+  official_runner.parse_config([f"configs/pretrain/{name}.gin"], [])
+  config = encoder_config()  # with the file's bindings
+  assert config.relative_position == relative_position
+  assert (config.relative_position_buckets, config.relative_position_max_distance) == (32, 128)
+  if name.startswith("electra_hp_baseline"):
+    assert gin.query_parameter("create_optimizer.optimizer") == "adamw"

@@ -84,6 +84,17 @@ def test_warm_start_names_a_weight_of_another_shape(tmp_path):
     warm_start(_electra(vocab=70), path)
 
 
+def test_warm_start_needs_the_relative_position_setting_of_the_checkpoint(tmp_path):
+  relative = _built(BertPretrainer(encoder_config("tiny", vocab_size=60,
+                                                  relative_position="t5")))
+  plain = _built(BertPretrainer(encoder_config("tiny", vocab_size=60)))
+  with pytest.raises(ValueError, match="has a relative position table that this encoder "
+                     "lacks: set encoder_config.relative_position"):
+    warm_start(plain, _save(relative, tmp_path / "relative"))
+  with pytest.raises(ValueError, match="lacks 1 of the encoder's weights.*relative_position"):
+    warm_start(relative, _save(plain, tmp_path / "plain"))
+
+
 def test_rollback_restores_the_last_checkpoint_once(tmp_path):
   strategy = tf.distribute.get_strategy()
   model = _electra()

@@ -39,9 +39,10 @@ from training.trainer import whole_step_compiles
 STEPS, RTOL = 3, 1e-5
 
 
-def _task(objective):
+def _task(objective, relative_position="none"):
   """A tiny task of `objective` (vocab 60, seq 16, 3 predictions, batch 4, no dropout)."""
-  encoder = encoder_config("tiny", vocab_size=VOCAB, overrides=dict(
+  encoder = encoder_config("tiny", vocab_size=VOCAB, relative_position=relative_position,
+                           overrides=dict(
       dropout_rate=0.0, attention_dropout_rate=0.0,
       num_layers=4 if objective == "teams" else 2))
   data = PretrainingData(seq_length=SEQ, max_predictions_per_seq=PREDICTIONS,
@@ -77,13 +78,15 @@ def _assert_same_losses(compiled, uncompiled, rtol=RTOL):
     assert ours["nonfinite_steps"] == theirs["nonfinite_steps"] == 0
 
 
-# The configs' optimizers: LAMB (fused) for BERT and ELECTRA, AdamW for the others.
-@pytest.mark.parametrize("objective, optimizer", [
-    ("bert", "lamb"), ("electra", "lamb"), ("teams", "adamw"), ("electra_hp_loss", "adamw"),
-    ("electra_hp_dist", "adamw"), ("script", "adamw")])
-def test_compiled_step_gives_the_uncompiled_losses(objective, optimizer):
+# The configs' optimizers: LAMB (fused) for BERT and ELECTRA, AdamW for the others;
+# ELECTRA-HP with T5 relative positions, as its paper trains it.
+@pytest.mark.parametrize("objective, optimizer, relative_position", [
+    ("bert", "lamb", "none"), ("electra", "lamb", "none"), ("teams", "adamw", "none"),
+    ("electra_hp_loss", "adamw", "t5"), ("electra_hp_dist", "adamw", "none"),
+    ("script", "adamw", "none")])
+def test_compiled_step_gives_the_uncompiled_losses(objective, optimizer, relative_position):
   gin.bind_parameter("create_optimizer.optimizer", optimizer)
-  task = _task(objective)
+  task = _task(objective, relative_position)
   examples = pretraining_examples(12)
 
   def build(jit_compile):

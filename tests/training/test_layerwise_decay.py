@@ -14,10 +14,12 @@ from training.layerwise_decay import apply_layerwise_decay
 from training.layerwise_decay import layerwise_lr_multipliers
 
 
-def _model():
+def _model(relative_position="none"):
   tf_keras.backend.clear_session()  # unsuffixed layer names
   model = SentencePredictionModel(
-      TransformerEncoder(encoder_config("tiny", vocab_size=50)), SentencePredictionHead(2))
+      TransformerEncoder(encoder_config("tiny", vocab_size=50,
+                                        relative_position=relative_position)),
+      SentencePredictionHead(2))
   model(tiny_inputs(vocab=50))
   return model
 
@@ -48,6 +50,14 @@ def test_every_variable_gets_its_depths_multiplier(off_by_one):
   assert multipliers[top] == pytest.approx(0.64 if off_by_one else 0.8)
   assert multipliers[word] == pytest.approx(0.4096 if off_by_one else 0.512)
   assert multipliers[head] == 1.0
+
+
+def test_the_relative_position_table_every_layer_holds_decays_with_the_embeddings():
+  model = _model(relative_position="t5")
+  multipliers = layerwise_lr_multipliers(model, 0.8)
+  assert len(multipliers) == len(model.trainable_variables) == 42
+  table = model.encoder.relative_position_bias.table
+  assert multipliers[table.name[:-2]] == pytest.approx(0.512)  # d^(L + 1), L = 2
 
 
 def test_decay_must_be_in_unit_interval():

@@ -17,6 +17,7 @@ from safetensors.numpy import save as safetensors_bytes
 import tensorflow as tf
 
 from data import tokenization
+from data.user_error import UserError
 from training.hf.hf_parts import HfPart
 from training.hf.hf_parts import hf_parts
 from training.run_vocab import RunVocab
@@ -102,6 +103,18 @@ def export_hf(model, output_dir: str, vocab: Optional[RunVocab] = None) -> Dict[
 
   Returns:
     part name -> folder written.
+
+  Raises:
+    UserError: a part whose encoder adds a relative position bias, for which transformers'
+      ELECTRA and BERT have no weights (nothing is written).
   """
+  parts = hf_parts(model)
+  for part in parts:
+    if part.config.relative_position != "none":
+      raise UserError(
+          f"--mode=export_hf: the {part.name} uses relative_position="
+          f"{part.config.relative_position!r} (encoder_config.relative_position), which "
+          "transformers' ELECTRA and BERT have no weights for; export a SavedModel with "
+          "--mode=export instead")
   return {part.name: export_part(part, os.path.join(output_dir, part.name), vocab)
-          for part in hf_parts(model)}
+          for part in parts}

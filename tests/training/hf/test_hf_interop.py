@@ -308,6 +308,18 @@ def test_bert_with_a_narrow_embedding_is_not_exportable_as_bert():
     hf_parts(model)
 
 
+def test_an_encoder_with_relative_positions_is_refused_in_one_line(tmp_path):
+  model = ElectraPretrainer(tiny_encoder(VOCAB, relative_position="t5"),
+                            generator_width_multiplier=0.5)
+  with pytest.raises(ValueError) as error:
+    export_hf(model, str(tmp_path / "hf"))
+  assert str(error.value) == (
+      "--mode=export_hf: the discriminator uses relative_position='t5' "
+      "(encoder_config.relative_position), which transformers' ELECTRA and BERT have no "
+      "weights for; export a SavedModel with --mode=export instead")
+  assert not os.path.exists(tmp_path / "hf")
+
+
 def test_a_shape_mismatch_changes_no_weight(tmp_path):
   # The last encoder weight is the wrong shape: nothing before it may have been assigned.
   directory = _saved_discriminator(tmp_path, lambda state: state.update({

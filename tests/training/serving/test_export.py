@@ -120,6 +120,10 @@ def exported(tmp_path_factory):
                          export_models.squad_task(tmp))
   models = {name: export_models.built_model(task) for name, task in
             (("script", script), ("glue", glue), ("squad", squad))}
+  # SCRIPT's encoder has T5 relative positions: logit-sized biases, so that an export
+  # that lost them would show (the 0.02 initialisation moves outputs by ~1e-4 only).
+  models["script"].encoder.relative_position_bias.table.assign(
+      tf.random.normal([32, 2], seed=3))
   paths = {}
   for name, task in (("script", script), ("squad", squad)):
     paths.update(export_for_task(task, models[name], tmp, 5, config))
@@ -195,6 +199,20 @@ def test_encoder_signatures_match_the_in_memory_encoder(exported):
     for output in ("sequence_output", "pooled_output"):
       _close(fresh[signature][output], references[reference][output])
   assert np.asarray(fresh["encode_text"]["sequence_output"]).shape == (len(TEXTS), 32, 32)
+
+
+def test_the_encoder_exports_carry_the_relative_position_bias(exported):
+  # The encoder and Hub exports above match an encoder whose bias matters: without it the
+  # outputs differ far beyond the tolerance.
+  encoder = exported["models"]["script"].encoder
+  assert encoder.config.relative_position == "t5"
+  table = encoder.relative_position_bias.table
+  kept = table.numpy()
+  table.assign(tf.zeros_like(kept))
+  without_bias = encoder(exported["references"]["single"], training=False)
+  table.assign(kept)
+  assert np.abs(without_bias["sequence_output"].numpy()
+                - exported["references"]["encode_single"]["sequence_output"]).max() > 1e-2
 
 
 def test_text_preprocessing_packs_like_the_offline_features(exported):
@@ -346,3 +364,4 @@ def test_every_export_carries_the_vocab_and_casing(exported):
       assert f.read() == vocab, name
     with open(os.path.join(path, "tokenization.json")) as f:
       assert json.load(f) == {"lower_case": True}, name
+
