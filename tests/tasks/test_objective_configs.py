@@ -53,3 +53,17 @@ def test_electra_hp_and_its_baseline_add_t5_relative_positions(name, relative_po
   assert (config.relative_position_buckets, config.relative_position_max_distance) == (32, 128)
   if name.startswith("electra_hp_baseline"):
     assert gin.query_parameter("create_optimizer.optimizer") == "adamw"
+
+
+@pytest.mark.parametrize("size", ["small", "base"])
+def test_electra_hp_baseline_masks_as_electra_hp(size):
+  """Section 5.1 trains the baseline "with the same configuration": n-gram masking too."""
+  bindings = ("mask_strategy", "masked_lm_prob", "whole_word_mask", "max_ngram")
+
+  def masking(name):
+    gin.clear_config()
+    official_runner.parse_config([f"configs/pretrain/{name}.gin"], [])
+    return tuple(gin.query_parameter(f"PretrainingData.{b}") for b in bindings)
+
+  assert masking(f"electra_hp_baseline_{size}") == masking(f"electra_hp_loss_{size}")
+  assert masking(f"electra_hp_baseline_{size}") == ("electra", 0.15, True, 3)
