@@ -150,3 +150,16 @@ def test_accumulation_steps_must_divide_each_replicas_batch(two_replica_strategy
   with pytest.raises(UserError, match=r"gradient_accumulation_steps=4 .*train_batch_size=4 "
                                       r"over 2 replica"):
     _pretraining_trainer("bert", two_replica_strategy, 4)
+
+
+def test_a_nonfinite_micro_batch_skips_the_update_and_its_metric_updates():
+  examples = pretraining_examples(8)
+  examples["masked_lm_weights"][5] = np.nan  # batch 2's second micro-batch
+  tf_keras.utils.set_random_seed(7)
+  trainer = pretraining_trainer(_task("bert"), tf.distribute.get_strategy(), examples,
+                                gradient_accumulation_steps=4)[0]
+  output = trainer.train(tf.constant(2))  # batch 1 good, batch 2 skipped
+  assert output["nonfinite_steps"] == 1
+  assert int(trainer.optimizer.iterations.numpy()) == 2
+  # Only batch 1's 3 + 2 + 3 + 2 masked positions were counted, none of batch 2's.
+  assert float(trainer.train_metrics["masked_lm_accuracy"].count.numpy()) == 10.0
