@@ -12,7 +12,9 @@ objective's paper config at --batch_size x --seq_length with
 - sequences/s over the timed updates (wall clock).
 
   python -m bench.accumulation_memory --objective=electra --size=base --seq_length=512 \
-      --batch_size=8 --accumulation_steps=1,2,4 --steps=2
+      --batch_size=8 --accumulation_steps=1,2,4 --steps=1
+
+--gin_param bindings (the runner's flag) apply after the benchmark's own.
 
 Not part of CI.
 """
@@ -51,7 +53,8 @@ def measure(accumulation_steps: int) -> dict:
   import tensorflow as tf  # pylint: disable=g-import-not-at-top
   task = pretraining_setup.build_task(
       FLAGS.objective, FLAGS.size, FLAGS.batch_size, FLAGS.seq_length,
-      [f"TrainerConfig.gradient_accumulation_steps = {accumulation_steps}"])
+      [f"TrainerConfig.gradient_accumulation_steps = {accumulation_steps}"] +
+      list(FLAGS.gin_param or []))
   trainer, _, _ = pretraining_setup.build_trainer(task, FLAGS.precision, FLAGS.jit)
   gpu = step_timing.accelerator_memory_device() is not None
   built = step_timing.memory_in_use_bytes() if gpu else _current_rss_bytes()
@@ -77,10 +80,10 @@ def main(argv):
   for steps in [int(n) for n in FLAGS.accumulation_steps]:
     command = [sys.executable, "-m", "bench.accumulation_memory", f"--child={steps}"] + [
         arg for arg in sys.argv[1:] if not arg.startswith("--accumulation_steps")]
-    output = subprocess.run(command, check=True, capture_output=True, text=True).stdout
+    output = subprocess.run(command, check=True, stdout=subprocess.PIPE, text=True).stdout
     rows.append(json.loads(output.split("RESULT ", 1)[1].splitlines()[0]))
     print(f"done: {rows[-1]}", flush=True)
-  base = rows[0]
+  base = next((row for row in rows if row["accumulation_steps"] == 1), rows[0])
   print(f"\n{FLAGS.objective}-{FLAGS.size}, {FLAGS.seq_length} tokens, batch "
         f"{FLAGS.batch_size} per update, {FLAGS.precision}, jit {FLAGS.jit}, {base['machine']}")
   print("| micro-batches x size | peak memory | above the built trainer | sequences/s |")

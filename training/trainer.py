@@ -220,8 +220,11 @@ class PretrainingTrainer(orbit.StandardTrainer, orbit.StandardEvaluator):
     else:
       losses, metric_updates, grads = self._forward_backward(batch, inputs)
       grads = gradient_accumulation.dense_gradients(grads, self.model.trainable_variables)
-      settle_metrics = lambda is_good: tf.cond(  # pylint: disable=unnecessary-lambda-assignment
-          is_good, lambda: self._update_metrics(metric_updates), lambda: tf.constant(False))
+
+      def settle_metrics(is_good):
+        tf.cond(is_good, lambda: self._update_metrics(metric_updates),
+                lambda: tf.constant(False))
+
     grads = cross_replica_sum(grads)
     grads, grad_norm = clip_by_global_norm(grads, self.gradient_clip_norm)
     global_losses = cross_replica_sum(losses)
