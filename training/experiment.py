@@ -104,8 +104,8 @@ class TrainerConfig:
     gradient_clip_norm: global-norm clipping of the summed gradients (0 = none).
     gradient_accumulation_steps: micro-batches per optimizer update. The batch of an update
       stays `train_batch_size` (global); each replica runs its share of it as this many
-      micro-batches in a row and applies their summed gradients once: the same update, in
-      1/N of the activation memory (docs/scale.md). train_steps, the schedule and the
+      micro-batches in a row and applies their summed gradients once: the same update, with
+      about 1/N of the activation memory (docs/scale.md). train_steps, the schedule and the
       summaries count updates.
   """
   train_steps: int = 1000
