@@ -157,5 +157,6 @@ def build_trainer(task, policy: str, jit_compile: bool,
     trainer = PretrainingTrainer(
         task, model, optimizer, strategy, train_dataset=iter(dataset),
         gradient_clip_norm=config.gradient_clip_norm, jit_compile=jit_compile,
-        max_consecutive_bad_steps=config.max_consecutive_bad_steps)
+        max_consecutive_bad_steps=config.max_consecutive_bad_steps,
+        gradient_accumulation_steps=config.gradient_accumulation_steps)
   return trainer, model, strategy

@@ -102,6 +102,11 @@ class TrainerConfig:
       to warm-start it from, beside a transformers or TF1 init_checkpoint.
     max_consecutive_bad_steps: non-finite steps in a row before rolling back.
     gradient_clip_norm: global-norm clipping of the summed gradients (0 = none).
+    gradient_accumulation_steps: micro-batches per optimizer update. The batch of an update
+      stays `train_batch_size` (global); each replica runs its share of it as this many
+      micro-batches in a row and applies their summed gradients once: the same update, with
+      about 1/N of the activation memory (docs/scale.md). train_steps, the schedule and the
+      summaries count updates.
   """
   train_steps: int = 1000
   steps_per_loop: int = 100
@@ -114,10 +119,12 @@ class TrainerConfig:
   init_generator_checkpoint: str = ""
   max_consecutive_bad_steps: int = 10
   gradient_clip_norm: float = 1.0
+  gradient_accumulation_steps: int = 1
 
   def __post_init__(self):
     for name in ("train_steps", "steps_per_loop", "validation_interval", "checkpoint_interval",
-                 "max_to_keep", "summary_interval", "max_consecutive_bad_steps"):
+                 "max_to_keep", "summary_interval", "max_consecutive_bad_steps",
+                 "gradient_accumulation_steps"):
       if getattr(self, name) < 1:
         raise UserError(f"TrainerConfig.{name} must be >= 1, got {getattr(self, name)}")
     if self.summary_interval % self.steps_per_loop:
@@ -189,6 +196,7 @@ def run_experiment(mode: str, model_dir: str, task: Task = gin.REQUIRED,
         eval_dataset=eval_dataset, gradient_clip_norm=config.gradient_clip_norm,
         jit_compile=runtime.jit_compile,
         max_consecutive_bad_steps=config.max_consecutive_bad_steps,
+        gradient_accumulation_steps=config.gradient_accumulation_steps,
         fault_log=metrics_file.write if chief else None)
     # Only one-pipeline iterators (default, one_device) can be saved; the others'
     # (mirrored, multi_worker_mirrored, tpu) are not trackable in TF 2.20, so a resumed run

@@ -14,6 +14,10 @@ With `jit_compile` that whole step is one XLA computation (one replica, or GPU r
 replicas only the forward and backward pass is. Outside it per step: reading the batch and
 the step's TensorBoard scalars.
 
+With `gradient_accumulation_steps` N > 1 the forward and backward pass runs over N
+micro-batches of each replica's batch in a loop inside the step, and the rest once on their
+summed gradients: the same update as the whole batch's (training/gradient_accumulation.py).
+
 Skipped steps still advance the step counter (as a LossScaleOptimizer does), are counted
 and reported (a WARNING line, and a record passed to `fault_log`, which the runner appends
 to metrics.jsonl); after `max_consecutive_bad_steps` in a row the `rollback` callback
@@ -26,8 +30,10 @@ import orbit
 import tensorflow as tf
 import tf_keras
 
+from data.user_error import UserError
 from modeling.losses import cross_replica_sum
 from tasks.protocol import Task
+from training import gradient_accumulation
 from training.gradient_clipping import clip_by_global_norm
 from training.precision import is_loss_scaled
 
@@ -112,6 +118,8 @@ class PretrainingTrainer(orbit.StandardTrainer, orbit.StandardEvaluator):
     gradient_clip_norm: clip the summed gradients to this global norm (0 = no clipping).
     jit_compile: compile the whole replica step with XLA where `whole_step_compiles`,
       else the model's forward pass (and so its gradient).
+    gradient_accumulation_steps: micro-batches per replica batch and optimizer update (1:
+      the whole batch at once); it must divide each replica's batch.
     max_consecutive_bad_steps: non-finite steps in a row that trigger `rollback`.
     rollback: called as `rollback(last_good_step)` in eager mode between training loops;
       restores the weights and optimizer state of the newest checkpoint of step <=
@@ -130,6 +138,7 @@ class PretrainingTrainer(orbit.StandardTrainer, orbit.StandardEvaluator):
                strategy: tf.distribute.Strategy, train_dataset=None, eval_dataset=None,
                gradient_clip_norm: float = 1.0, jit_compile: bool = False,
                max_consecutive_bad_steps: int = 10,
+               gradient_accumulation_steps: int = 1,
                rollback: Optional[Callable[[int], str]] = None,
                fault_log: Optional[Callable[[Dict[str, Any]], None]] = None):
     self.task = task
@@ -141,11 +150,13 @@ class PretrainingTrainer(orbit.StandardTrainer, orbit.StandardEvaluator):
     self.rollback = rollback
     self.fault_log = fault_log
     self.fault_counts = FaultCounts()
-    loss_names = self._build_model()
+    self.gradient_accumulation_steps = gradient_accumulation_steps
+    self._check_accumulation_steps()
+    self.loss_names = self._build_model()
     self.train_metrics = task.build_metrics()
     self.eval_metrics = task.build_metrics()
-    self.train_losses = ScalarMeans(loss_names)
-    self.eval_losses = ScalarMeans(loss_names)
+    self.train_losses = ScalarMeans(self.loss_names)
+    self.eval_losses = ScalarMeans(self.loss_names)
     self.consecutive_bad_steps = tf.Variable(0, trainable=False, dtype=tf.int64)
     self.loop_bad_steps = tf.Variable(0, trainable=False, dtype=tf.int64)
     self.eval_batch_number = tf.Variable(0, trainable=False, dtype=tf.int64)
@@ -162,6 +173,14 @@ class PretrainingTrainer(orbit.StandardTrainer, orbit.StandardEvaluator):
       orbit.StandardEvaluator.__init__(
           self, eval_dataset, orbit.StandardEvaluatorOptions(use_tf_function=True))
 
+  def _check_accumulation_steps(self):
+    steps, replicas = self.gradient_accumulation_steps, self.strategy.num_replicas_in_sync
+    batch = self.task.global_batch_size(True)
+    if steps < 1 or batch % (replicas * steps):
+      raise UserError(
+          f"TrainerConfig.gradient_accumulation_steps={steps} must be >= 1 and divide each "
+          f"replica's batch: train_batch_size={batch} over {replicas} replica(s)")
+
   def _build_model(self):
     """Creates every variable eagerly; returns the names of the task's losses.
 
@@ -173,6 +192,7 @@ class PretrainingTrainer(orbit.StandardTrainer, orbit.StandardEvaluator):
     outputs = self.model(self.task.model_inputs(batch, tf.constant(0, tf.int64), False),
                          training=False)
     self.optimizer._create_all_weights(self.model.trainable_variables)  # pylint: disable=protected-access
+    self._output_spec = tf.nest.map_structure(tf.TensorSpec.from_tensor, outputs)
     return sorted(self.task.compute_losses(batch, outputs).losses)
 
   # ---------------------------------------------------------------- training
@@ -195,9 +215,16 @@ class PretrainingTrainer(orbit.StandardTrainer, orbit.StandardEvaluator):
       (losses summed over replicas, the gradients' global norm before clipping).
     """
     inputs = self.task.model_inputs(batch, self.optimizer.iterations, training=True)
-    losses, metric_updates, grads = self._forward_backward(batch, inputs)
-    grads = [tf.zeros_like(v) if g is None else tf.convert_to_tensor(g)
-             for g, v in zip(grads, self.model.trainable_variables)]
+    if self.gradient_accumulation_steps > 1:
+      losses, grads, settle_metrics = self._accumulated_forward_backward(batch, inputs)
+    else:
+      losses, metric_updates, grads = self._forward_backward(batch, inputs)
+      grads = gradient_accumulation.dense_gradients(grads, self.model.trainable_variables)
+
+      def settle_metrics(is_good):
+        tf.cond(is_good, lambda: self._update_metrics(metric_updates),
+                lambda: tf.constant(False))
+
     grads = cross_replica_sum(grads)
     grads, grad_norm = clip_by_global_norm(grads, self.gradient_clip_norm)
     global_losses = cross_replica_sum(losses)
@@ -210,14 +237,27 @@ class PretrainingTrainer(orbit.StandardTrainer, orbit.StandardEvaluator):
     else:
       tf.distribute.get_replica_context().merge_call(self._merge_apply_or_skip,
                                                      args=(grads, is_good, global_losses))
-
-    def update_metrics():
-      for name, update in metric_updates.items():
-        self.train_metrics[name].update_state(**update)
-      return tf.constant(True)
-
-    tf.cond(is_good, update_metrics, lambda: tf.constant(False))
+    settle_metrics(is_good)
     return global_losses, grad_norm
+
+  def _update_metrics(self, metric_updates):
+    for name, update in metric_updates.items():
+      self.train_metrics[name].update_state(**update)
+    return tf.constant(True)
+
+  def _accumulated_forward_backward(self, batch, inputs):
+    """`_forward_backward` summed over the micro-batches; metrics updated after each.
+
+    Returns:
+      (losses, dense gradients, settle_metrics: is_good -> puts the metrics back unless).
+    """
+    snapshot = gradient_accumulation.MetricSnapshot(self.train_metrics)
+    with tf.control_dependencies(snapshot.values):
+      losses, grads = gradient_accumulation.accumulate(
+          self.gradient_accumulation_steps, self.task, batch, inputs, self._output_spec,
+          self.loss_names, self.model.trainable_variables, self._forward_backward,
+          self._update_metrics)
+    return losses, grads, snapshot.restore_unless
 
   def _merge_apply_or_skip(self, strategy, grads, is_good, losses):
     """`_apply_or_skip` in cross-replica context: every replica applies, or none does."""

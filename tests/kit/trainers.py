@@ -56,9 +56,10 @@ def pretraining_trainer(task, strategy, examples, learning_rate=1e-3, total_step
                            **trainer_kwargs)
 
 
-def finetuning_trainer(task, total_steps=100, learning_rate=3e-3, strategy=None):
+def finetuning_trainer(task, total_steps=100, learning_rate=3e-3, strategy=None,
+                       **trainer_kwargs):
   """A FinetuningTrainer (AdamW without weight decay, no warm-up, clip norm 1) on the task's
-  own train and eval inputs."""
+  own train and eval inputs; `trainer_kwargs` go to the trainer."""
   strategy = strategy or tf.distribute.get_strategy()
 
   def make_datasets():
@@ -71,7 +72,7 @@ def finetuning_trainer(task, total_steps=100, learning_rate=3e-3, strategy=None)
       FinetuningTrainer, task, strategy,
       lambda: create_optimizer(total_steps, learning_rate=learning_rate, warmup_steps=0,
                                weight_decay_rate=0.0),
-      make_datasets, gradient_clip_norm=1.0)
+      make_datasets, gradient_clip_norm=1.0, **trainer_kwargs)
   return trainer
 
 
