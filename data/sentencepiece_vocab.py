@@ -15,6 +15,7 @@ a word start with "▁" (U+2581); the others continue a word.
 The same input and settings give a byte-identical model: the trainer's random generator is
 seeded (`--seed`) and it reads every line (no sampling), in file order.
 """
+import collections
 import io
 import math
 import time
@@ -33,26 +34,30 @@ DEFAULT_CHARACTER_COVERAGE = 0.9995  # sentencepiece's default, suited to CJK te
 _PROGRESS_SECONDS = 5.0
 
 
-def _lines_with_progress(files: Sequence[str], max_line_bytes: int,
+def _lines_with_progress(chunks: Sequence[text_reading.TextChunk], max_line_bytes: int,
                          total_bytes: int) -> Iterator[str]:
-  """The corpus' usable, non-empty lines, logging MB read, rate and ETA every few seconds."""
-  # Imported here: build_vocab imports this module.
-  from data import build_vocab  # pylint: disable=g-import-not-at-top
+  """The corpus' lines as the records job reads them (text_reading: bad lines dropped and
+  counted), logging MB read, rate and ETA every few seconds."""
   total_mb = max(1, math.ceil(total_bytes / 1e6))
   reading = progress.Progress("build_vocab: reading sentences", total_mb, "MB",
                               interval=_PROGRESS_SECONDS)
   done_bytes, reported_mb = 0, 0
-  for text, size in build_vocab.iter_text_blocks(files, max_line_bytes):
-    for line in text.split("\n"):
-      if line.strip():
-        yield line
-    done_bytes += size
+  dropped = collections.Counter()
+  for chunk in chunks:
+    documents, counts = text_reading.read_chunk_documents(chunk, max_line_bytes)
+    dropped.update({key: counts[key] for key in ("invalid_utf8_lines", "overlong_lines")})
+    for document in documents:
+      yield from document
+    done_bytes += chunk.end - chunk.start
     done_mb = min(done_bytes // 1_000_000, total_mb)
     if done_mb > reported_mb:
       reading.update(done_mb - reported_mb)
       reported_mb = done_mb
   if reported_mb < total_mb:
     reading.update(total_mb - reported_mb)
+  if sum(dropped.values()):
+    logging.warning("Skipped %d lines that were not valid UTF-8 and %d longer than %d bytes.",
+                    dropped["invalid_utf8_lines"], dropped["overlong_lines"], max_line_bytes)
   logging.info("build_vocab: learning the pieces")
 
 
@@ -94,8 +99,7 @@ def train_sentencepiece(input_files: Union[str, Sequence[str]], vocab_size: int,
   chunks, skipped = text_reading.plan_chunks(files)
   for entry in skipped:
     logging.warning("Skipped %s (%s).", entry["path"], entry["reason"])
-  usable = sorted({chunk.path for chunk in chunks})
-  if not usable:
+  if not chunks:
     raise ValueError(f"No usable text in {', '.join(files)}.")
   total_bytes = sum(chunk.end - chunk.start for chunk in chunks)
   pad, unk, cls, sep, mask = tokenization.SPECIAL_TOKENS
@@ -104,7 +108,7 @@ def train_sentencepiece(input_files: Union[str, Sequence[str]], vocab_size: int,
   start = time.time()
   try:
     spm.SentencePieceTrainer.train(
-        sentence_iterator=_lines_with_progress(usable, max_line_bytes, total_bytes),
+        sentence_iterator=_lines_with_progress(chunks, max_line_bytes, total_bytes),
         model_writer=model, model_type=model_type, vocab_size=vocab_size,
         hard_vocab_limit=False, character_coverage=character_coverage,
         normalization_rule_name="nmt_nfkc_cf" if lower_case else "nmt_nfkc",
@@ -113,7 +117,7 @@ def train_sentencepiece(input_files: Union[str, Sequence[str]], vocab_size: int,
         input_sentence_size=0, shuffle_input_sentence=False, num_threads=num_threads,
         minloglevel=2)
   except RuntimeError as e:  # e.g. a corpus too small for the model type.
-    raise ValueError(f"sentencepiece could not train on {', '.join(usable)}: {e}") from e
+    raise ValueError(f"sentencepiece could not train on {', '.join(files)}: {e}") from e
   proto = model.getvalue()
   pieces = tokenization.SentencepieceTokenizer.pieces_of(proto)
   logging.info("build_vocab: %d pieces (%s) from %.1f MB in %.1f s.", len(pieces), model_type,
