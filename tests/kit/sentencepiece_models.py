@@ -30,6 +30,7 @@ TEST_TEXTS = (
 def write_corpus(directory: str, copies: int = 30) -> str:
   """Writes MULTILINGUAL_LINES `copies` times (each copy a document) plus the tiny KJV corpus;
   returns the path."""
+  os.makedirs(directory, exist_ok=True)
   path = os.path.join(directory, "multilingual.txt")
   with open(paths.TINY_CORPUS, encoding="utf-8") as f:
     english = f.read()
