@@ -1,7 +1,13 @@
-r"""Learns a WordPiece vocab from a text corpus with HuggingFace `tokenizers`' trainer.
+r"""Learns a WordPiece vocab (or a SentencePiece model) from a text corpus.
 
   python -m data.build_vocab --input_files='corpus/*.txt' --vocab_size=30522 \
       --output=vocab.txt [--nolower_case] [--min_frequency=2]
+  python -m data.build_vocab --model=sentencepiece --sp_model_type=unigram \
+      --input_files='corpus/*.txt' --vocab_size=32000 --output=spiece.model [--nolower_case]
+
+--model=sentencepiece trains with the `sentencepiece` package (data/sentencepiece_vocab.py)
+and writes the model and a piece listing beside it (spiece.vocab); the rest of this
+docstring is about the WordPiece path.
 
 The learner is `tokenizers.trainers.WordPieceTrainer` (Rust, multi-threaded), set up to see the
 text as this library's tokenizer will (data.tokenization): `BertNormalizer` (control characters
@@ -32,6 +38,7 @@ from tokenizers import pre_tokenizers
 from tokenizers import trainers
 
 from data import progress
+from data import sentencepiece_vocab
 from data import text_reading
 from data import tokenization
 
@@ -227,8 +234,11 @@ FLAGS = flags.FLAGS
 
 def define_flags():
   flags.DEFINE_string("input_files", None, "Comma-separated globs of input text files.")
+  flags.DEFINE_enum("model", tokenization.WORDPIECE, list(tokenization.TOKENIZER_KINDS),
+                    "wordpiece: a vocab.txt (HuggingFace tokenizers); sentencepiece: a "
+                    "SentencePiece .model (the sentencepiece package).")
   flags.DEFINE_integer("vocab_size", 30522, "Most tokens to learn, special tokens included.")
-  flags.DEFINE_string("output", None, "Vocab file to write.")
+  flags.DEFINE_string("output", None, "Vocab file (WordPiece) or .model file to write.")
   flags.DEFINE_bool("lower_case", tokenization.DEFAULT_LOWER_CASE,
                     "Lower-case the text (--nolower_case for a cased vocab).")
   flags.DEFINE_bool("strip_accents", None, "Strip accents (default: same as --lower_case).")
@@ -236,12 +246,30 @@ def define_flags():
                        "A pair of pieces seen fewer times is never merged.")
   flags.DEFINE_integer("max_line_bytes", text_reading.DEFAULT_MAX_LINE_BYTES,
                        "Longer lines are skipped.")
+  flags.DEFINE_enum("sp_model_type", "unigram", list(sentencepiece_vocab.MODEL_TYPES),
+                    "With --model=sentencepiece: the SentencePiece algorithm.")
+  flags.DEFINE_float("sp_character_coverage", sentencepiece_vocab.DEFAULT_CHARACTER_COVERAGE,
+                     "With --model=sentencepiece: fraction of the characters to cover.")
+  flags.DEFINE_integer("seed", 12345, "With --model=sentencepiece: the trainer's seed.")
+  flags.DEFINE_integer("num_threads", 1, "With --model=sentencepiece: the trainer's threads.")
   flags.mark_flags_as_required(["input_files", "output"])
+
+
+def _main_sentencepiece():
+  sentencepiece_vocab.check_flags(FLAGS.output, FLAGS.strip_accents)
+  proto = sentencepiece_vocab.train_sentencepiece(
+      FLAGS.input_files, FLAGS.vocab_size, FLAGS.sp_model_type, FLAGS.lower_case,
+      FLAGS.sp_character_coverage, FLAGS.seed, FLAGS.num_threads, FLAGS.max_line_bytes)
+  listing = sentencepiece_vocab.write_model(proto, FLAGS.output)
+  logging.info("Wrote %s and its pieces to %s.", FLAGS.output, listing)
 
 
 def main(argv):
   del argv
   try:
+    if FLAGS.model == tokenization.SENTENCEPIECE:
+      _main_sentencepiece()
+      return
     vocab = build_vocab(FLAGS.input_files, FLAGS.vocab_size, FLAGS.lower_case,
                         FLAGS.strip_accents, FLAGS.min_frequency, FLAGS.max_line_bytes)
     write_vocab(vocab, FLAGS.output)

@@ -42,7 +42,7 @@ from data.finetuning import create_records
 from data.finetuning.create_records import SQUAD_VERSIONS
 from data.finetuning.glue_tasks import GLUE_TASKS
 from data.finetuning.sentence_task import CLASSIFICATION_TASK
-from data.tokenization import WordpieceTokenizer
+from data.tokenization import make_tokenizer
 
 FLAGS = flags.FLAGS
 _CLASSIFICATION_FLAGS = ("test_file", "text_columns", "label_column", "labels", "regression")
@@ -71,7 +71,7 @@ def define_flags():
   flags.DEFINE_bool("regression", False,
                     "classification: the label is a number to predict (a regression task).")
   flags.DEFINE_string("tfds_data_dir", None, "TFDS data directory (--source=tfds only).")
-  flags.DEFINE_string("vocab_file", None, "The pretraining WordPiece vocab.")
+  flags.DEFINE_string("vocab_file", None, "The pretraining WordPiece vocab or SentencePiece model.")
   flags.DEFINE_bool("lower_case", tokenization.DEFAULT_LOWER_CASE,
                     "Lower-case (and strip accents), as in pretraining.")
   flags.DEFINE_string("output_dir", None, "Where the records and meta_data.json go.")
@@ -104,7 +104,7 @@ def main(argv):
   del argv
   _check_flags()
   try:
-    tokenizer = WordpieceTokenizer(FLAGS.vocab_file, lower_case=FLAGS.lower_case)
+    tokenizer = make_tokenizer(FLAGS.vocab_file, lower_case=FLAGS.lower_case)
     if FLAGS.task == CLASSIFICATION_TASK:
       files = create_records.find_split_files(FLAGS.input_dir, FLAGS.train_file,
                                               FLAGS.dev_file, FLAGS.test_file)

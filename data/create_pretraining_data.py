@@ -35,7 +35,7 @@ FLAGS = flags.FLAGS
 def define_flags():
   """Defines the command-line flags (absl)."""
   flags.DEFINE_string("input_files", None, "Comma-separated globs of input text files.")
-  flags.DEFINE_string("vocab_file", None, "WordPiece vocab file.")
+  flags.DEFINE_string("vocab_file", None, "WordPiece vocab file or SentencePiece model.")
   flags.DEFINE_string("output_dir", None, "Output directory for shards and metadata.json.")
   flags.DEFINE_integer("max_seq_length", 128, "Tokens per example.")
   flags.DEFINE_integer("max_predictions_per_seq", 20, "Masked-LM predictions per example.")

@@ -1,10 +1,12 @@
-"""WordPiece vocabulary loading and a tensorflow-text WordPiece tokenizer.
+"""Vocabulary loading and the tensorflow-text tokenizers: WordPiece and SentencePiece.
 
-Vocab files hold one token per line; a token's id is its line number. They must contain the
-five special tokens in `SPECIAL_TOKENS` (a vocab from `python -m data.build_vocab` has them at
-ids 0-4, in BERT's order).
+A "vocab file" is either a WordPiece vocab (one token per line; a token's id is its line
+number) or a SentencePiece model (`python -m data.build_vocab --model=sentencepiece`; a
+piece's id is its index in the model). Either must contain the five special tokens in
+`SPECIAL_TOKENS` (`build_vocab` puts them at ids 0-4, in BERT's order). `make_tokenizer` picks
+the tokenizer from the file's contents.
 """
-from typing import List, Optional, Sequence, Tuple
+from typing import List, Optional, Sequence, Tuple, Union
 
 from absl import logging
 import numpy as np
@@ -18,6 +20,11 @@ SEP_TOKEN = "[SEP]"
 MASK_TOKEN = "[MASK]"
 SPECIAL_TOKENS = (PAD_TOKEN, UNK_TOKEN, CLS_TOKEN, SEP_TOKEN, MASK_TOKEN)
 WORD_CONTINUATION_PREFIX = "##"
+# SentencePiece marks a piece that begins a word with this (U+2581); the others continue one.
+SENTENCEPIECE_WORD_START = "\u2581"
+WORDPIECE = "wordpiece"
+SENTENCEPIECE = "sentencepiece"
+TOKENIZER_KINDS = (WORDPIECE, SENTENCEPIECE)
 # The casing every tool uses unless told otherwise (build_vocab, the preprocessing jobs, the
 # tokenizer): BERT's and ELECTRA's uncased recipe.
 DEFAULT_LOWER_CASE = True
@@ -26,11 +33,38 @@ DEFAULT_LOWER_CASE = True
 _TOKENIZE_BATCH_SIZE = 8192
 
 
+def _sentencepiece_processor(raw: bytes):
+  """A sentencepiece processor of `raw` when it is a SentencePiece model proto, else None."""
+  if not raw or raw[:1] != b"\n":  # A model proto starts with its first piece (field 1).
+    return None
+  import sentencepiece as spm  # pylint: disable=g-import-not-at-top
+  try:
+    return spm.SentencePieceProcessor(model_proto=raw)
+  except RuntimeError:
+    return None
+
+
+def tokenizer_kind(vocab_file: str) -> str:
+  """SENTENCEPIECE when `vocab_file` holds a SentencePiece model, else WORDPIECE."""
+  with tf.io.gfile.GFile(vocab_file, "rb") as f:
+    raw = f.read()
+  return WORDPIECE if _sentencepiece_processor(raw) is None else SENTENCEPIECE
+
+
+def _check_special_tokens(vocab: Sequence[str], vocab_file: str) -> None:
+  missing = [token for token in SPECIAL_TOKENS if token not in vocab]
+  if missing:
+    raise ValueError(
+        f"Vocab file {vocab_file} lacks the special token(s) {' '.join(missing)}; a vocab "
+        f"for this library needs all of {' '.join(SPECIAL_TOKENS)} (build one with "
+        "`python -m data.build_vocab`).")
+
+
 def load_vocab(vocab_file: str) -> List[str]:
-  """Reads a WordPiece vocab, one token per line.
+  """Reads a WordPiece vocab (one token per line) or a SentencePiece model's pieces.
 
   Args:
-    vocab_file: path of the vocab file (any tf.io.gfile path).
+    vocab_file: path of the vocab file or SentencePiece model (any tf.io.gfile path).
 
   Returns:
     The tokens; a token's id is its index.
@@ -40,6 +74,11 @@ def load_vocab(vocab_file: str) -> List[str]:
   """
   with tf.io.gfile.GFile(vocab_file, "rb") as f:
     raw = f.read()
+  processor = _sentencepiece_processor(raw)
+  if processor is not None:
+    vocab = [processor.id_to_piece(i) for i in range(processor.get_piece_size())]
+    _check_special_tokens(vocab, vocab_file)
+    return vocab
   try:
     text = raw.decode("utf-8")
   except UnicodeDecodeError as e:
@@ -49,13 +88,20 @@ def load_vocab(vocab_file: str) -> List[str]:
     vocab.pop()
   if not vocab:
     raise ValueError(f"Vocab file {vocab_file} is empty.")
-  missing = [token for token in SPECIAL_TOKENS if token not in vocab]
-  if missing:
-    raise ValueError(
-        f"Vocab file {vocab_file} lacks the special token(s) {' '.join(missing)}; a WordPiece "
-        f"vocab for this library needs all of {' '.join(SPECIAL_TOKENS)} (build one with "
-        "`python -m data.build_vocab`).")
+  _check_special_tokens(vocab, vocab_file)
   return vocab
+
+
+def word_continuation(vocab: Sequence[str], kind: str) -> np.ndarray:
+  """bool [len(vocab)]: True for the pieces that continue a word.
+
+  WordPiece: the "##" pieces. SentencePiece: every piece but the special tokens and those
+  that start with "\u2581" (a piece that begins a word).
+  """
+  if kind == SENTENCEPIECE:
+    return np.array([token not in SPECIAL_TOKENS and not token.startswith(
+        SENTENCEPIECE_WORD_START) for token in vocab], bool)
+  return np.array([token.startswith(WORD_CONTINUATION_PREFIX) for token in vocab], bool)
 
 
 def check_vocab_casing(vocab: Sequence[str], lower_case: bool, vocab_file: str = "the vocab"
@@ -130,31 +176,16 @@ class NormalizingWordpieceTokenizer(tf_text.Tokenizer):
     return self._wordpiece.tokenize(texts)
 
 
-class WordpieceTokenizer:
-  """Text -> WordPiece ids with tensorflow-text, plus the special-token ids.
+class _Tokenizer:
+  """What both tokenizers share: batched tokenizing and the id <-> token maps.
 
-  Args:
-    vocab_file: a vocab with [PAD] [UNK] [CLS] [SEP] [MASK] (see `load_vocab`).
-    lower_case: lower-case the text before splitting it into word pieces (a warning says
-      when the vocab's casing disagrees: see `check_vocab_casing`).
-    strip_accents: drop accents (NFD + remove combining marks); None follows `lower_case`,
-      as in BERT's uncased / cased models.
-
-  Attributes:
-    vocab: list of tokens, indexed by id.
-    vocab_size, pad_id, unk_id, cls_id, sep_id, mask_id: ints.
-    tf_tokenizer: the tensorflow-text tokenizer (FastBertTokenizer, or
-      NormalizingWordpieceTokenizer for mixed case/accent settings); its `tokenize` maps
-      tf.string [batch] to int32 RaggedTensor [batch, (pieces)] inside a tf.function.
+  Subclasses set `vocab` (via `_set_vocab`) and `tf_tokenizer`.
   """
 
-  def __init__(self, vocab_file: str, lower_case: bool = DEFAULT_LOWER_CASE,
-               strip_accents: Optional[bool] = None):
-    self.vocab_file = vocab_file
-    self.vocab = load_vocab(vocab_file)
-    check_vocab_casing(self.vocab, lower_case, vocab_file)
-    self.lower_case = lower_case
-    self.strip_accents = lower_case if strip_accents is None else strip_accents
+  kind = ""
+
+  def _set_vocab(self, vocab: Sequence[str]) -> None:
+    self.vocab = list(vocab)
     self._token_to_id = {token: index for index, token in enumerate(self.vocab)}
     self.vocab_size = len(self.vocab)
     self.pad_id = self._token_to_id[PAD_TOKEN]
@@ -162,13 +193,11 @@ class WordpieceTokenizer:
     self.cls_id = self._token_to_id[CLS_TOKEN]
     self.sep_id = self._token_to_id[SEP_TOKEN]
     self.mask_id = self._token_to_id[MASK_TOKEN]
-    if self.lower_case == self.strip_accents:
-      self.tf_tokenizer = tf_text.FastBertTokenizer(
-          vocab=self.vocab, token_out_type=tf.int32,
-          lower_case_nfd_strip_accents=self.lower_case)
-    else:
-      self.tf_tokenizer = NormalizingWordpieceTokenizer(
-          self.vocab, self.lower_case, self.strip_accents)
+
+  @property
+  def word_continuation(self) -> np.ndarray:
+    """bool [vocab_size]: True for the pieces that continue a word (see `word_continuation`)."""
+    return word_continuation(self.vocab, self.kind)
 
   def tokenize_flat(self, texts: Sequence[str]) -> Tuple[np.ndarray, np.ndarray]:
     """Tokenizes many texts at once, in large batches.
@@ -194,7 +223,7 @@ class WordpieceTokenizer:
     return ids, row_splits
 
   def tokenize(self, texts: Sequence[str]) -> List[List[int]]:
-    """Word-piece ids of each text, as python ints (no [CLS]/[SEP] added)."""
+    """Piece ids of each text, as python ints (no [CLS]/[SEP] added)."""
     ids, row_splits = self.tokenize_flat(texts)
     return [ids[begin:end].tolist() for begin, end in zip(row_splits[:-1], row_splits[1:])]
 
@@ -205,6 +234,45 @@ class WordpieceTokenizer:
   def token_to_id(self, token: str) -> int:
     """The id of `token`, or [UNK]'s id when it is not in the vocab."""
     return self._token_to_id.get(token, self.unk_id)
+
+
+class WordpieceTokenizer(_Tokenizer):
+  """Text -> WordPiece ids with tensorflow-text, plus the special-token ids.
+
+  kind = WORDPIECE.
+
+  Args:
+    vocab_file: a vocab with [PAD] [UNK] [CLS] [SEP] [MASK] (see `load_vocab`).
+    lower_case: lower-case the text before splitting it into word pieces (a warning says
+      when the vocab's casing disagrees: see `check_vocab_casing`).
+    strip_accents: drop accents (NFD + remove combining marks); None follows `lower_case`,
+      as in BERT's uncased / cased models.
+
+  Attributes:
+    vocab: list of tokens, indexed by id.
+    vocab_size, pad_id, unk_id, cls_id, sep_id, mask_id: ints.
+    tf_tokenizer: the tensorflow-text tokenizer (FastBertTokenizer, or
+      NormalizingWordpieceTokenizer for mixed case/accent settings); its `tokenize` maps
+      tf.string [batch] to int32 RaggedTensor [batch, (pieces)] inside a tf.function.
+  """
+
+  kind = WORDPIECE
+
+  def __init__(self, vocab_file: str, lower_case: bool = DEFAULT_LOWER_CASE,
+               strip_accents: Optional[bool] = None):
+    self.vocab_file = vocab_file
+    self.vocab = load_vocab(vocab_file)
+    check_vocab_casing(self.vocab, lower_case, vocab_file)
+    self.lower_case = lower_case
+    self.strip_accents = lower_case if strip_accents is None else strip_accents
+    self._set_vocab(self.vocab)
+    if self.lower_case == self.strip_accents:
+      self.tf_tokenizer = tf_text.FastBertTokenizer(
+          vocab=self.vocab, token_out_type=tf.int32,
+          lower_case_nfd_strip_accents=self.lower_case)
+    else:
+      self.tf_tokenizer = NormalizingWordpieceTokenizer(
+          self.vocab, self.lower_case, self.strip_accents)
 
   def detokenize(self, ids: Sequence[int], skip_special_tokens: bool = True) -> str:
     """Joins word pieces back into space-separated words ("##" pieces glue to the left).
@@ -227,3 +295,80 @@ class WordpieceTokenizer:
       else:
         words.append(token)
     return " ".join(words)
+
+
+class SentencepieceTokenizer(_Tokenizer):
+  """Text -> SentencePiece ids with tensorflow-text, plus the special-token ids.
+
+  The model's own normaliser (NFKC, and case folding for a lower-cased model) is the only
+  normalisation: `lower_case` is read from the model, and the arguments only log a note when
+  they disagree with it.
+
+  Args:
+    vocab_file: a SentencePiece model with [PAD] [UNK] [CLS] [SEP] [MASK]
+      (`python -m data.build_vocab --model=sentencepiece`).
+    lower_case, strip_accents: what the caller asked for (see above).
+
+  Attributes:
+    vocab (the pieces, indexed by id), vocab_size, pad_id, unk_id, cls_id, sep_id, mask_id,
+    lower_case (the model case-folds), strip_accents (False): as WordpieceTokenizer's.
+    model: the serialised model proto.
+    tf_tokenizer: tensorflow-text's SentencepieceTokenizer: tf.string [batch] -> int32
+      RaggedTensor [batch, (pieces)], no <s> or </s>.
+  """
+
+  kind = SENTENCEPIECE
+
+  def __init__(self, vocab_file: str, lower_case: Optional[bool] = None,
+               strip_accents: Optional[bool] = None):
+    self.vocab_file = vocab_file
+    with tf.io.gfile.GFile(vocab_file, "rb") as f:
+      self.model = f.read()
+    self._processor = _sentencepiece_processor(self.model)
+    if self._processor is None:
+      raise ValueError(f"{vocab_file} is not a SentencePiece model.")
+    self._set_vocab(load_vocab(vocab_file))
+    self.lower_case = self._processor.normalize("AB") == self._processor.normalize("ab")
+    self.strip_accents = False
+    if lower_case is not None and lower_case != self.lower_case or strip_accents:
+      logging.info("%s: the SentencePiece model's own normaliser decides casing (%s) and "
+                   "keeps accents; lower_case=%s strip_accents=%s are not applied.", vocab_file,
+                   "case-folded" if self.lower_case else "cased", lower_case, strip_accents)
+    self.tf_tokenizer = tf_text.SentencepieceTokenizer(
+        model=self.model, out_type=tf.int32, add_bos=False, add_eos=False)
+
+  @staticmethod
+  def pieces_of(model: bytes) -> List[str]:
+    """The pieces of a serialised model, in id order."""
+    processor = _sentencepiece_processor(model)
+    return [processor.id_to_piece(i) for i in range(processor.get_piece_size())]
+
+  def normalize(self, text: str) -> str:
+    """`text` as the model normalises it, word starts as spaces (what `detokenize` returns)."""
+    return self._processor.normalize(text).replace(SENTENCEPIECE_WORD_START, " ").strip()
+
+  def detokenize(self, ids: Sequence[int], skip_special_tokens: bool = True) -> str:
+    """Joins pieces back into text ("\u2581" becomes a space).
+
+    Args:
+      ids: piece ids of one text.
+      skip_special_tokens: drop [PAD]/[CLS]/[SEP] (not [MASK] or [UNK]).
+
+    Returns:
+      The normalised text.
+    """
+    skipped = {self.pad_id, self.cls_id, self.sep_id} if skip_special_tokens else set()
+    text = "".join(self.vocab[int(i)] for i in ids if int(i) not in skipped)
+    return text.replace(SENTENCEPIECE_WORD_START, " ").strip()
+
+
+Tokenizer = Union[WordpieceTokenizer, SentencepieceTokenizer]
+
+
+def make_tokenizer(vocab_file: str, lower_case: bool = DEFAULT_LOWER_CASE,
+                   strip_accents: Optional[bool] = None) -> Tokenizer:
+  """The tokenizer for `vocab_file`: SentencepieceTokenizer for a SentencePiece model, else
+  WordpieceTokenizer (see their arguments)."""
+  if tokenizer_kind(vocab_file) == SENTENCEPIECE:
+    return SentencepieceTokenizer(vocab_file, lower_case, strip_accents)
+  return WordpieceTokenizer(vocab_file, lower_case, strip_accents)

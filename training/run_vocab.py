@@ -1,10 +1,12 @@
 """The vocab and casing a run tokenizes with, kept next to its checkpoints and in its exports.
 
-A run that trains copies them into DIR (`vocab.txt`, `tokenization.json` = {"lower_case"}),
+A run that trains copies them into DIR (`vocab.txt`, or `spiece.model` for a SentencePiece
+model, and `tokenization.json` = {"lower_case", "tokenizer"}),
 from its records: a fine-tuning task's `meta_data.json`, or the `metadata.json` written next
 to pretraining shards. Export reads them back from DIR, so text signatures exist whenever the
 run's records named a vocab, and the casing is the one the model was trained with; an
-ExportConfig or a resumed run that disagrees with DIR's copy stops, naming both.
+ExportConfig or a resumed run that disagrees with DIR's copy (another tokenizer kind, other
+tokens, other casing) stops, naming both.
 """
 import dataclasses
 import json
@@ -18,15 +20,27 @@ from data import tokenization
 from data.user_error import UserError
 
 VOCAB_FILE = "vocab.txt"
+SENTENCEPIECE_MODEL_FILE = "spiece.model"
 TOKENIZATION_FILE = "tokenization.json"
 PRETRAINING_METADATA_FILE = "metadata.json"
 
 
 @dataclasses.dataclass(frozen=True)
 class RunVocab:
-  """A WordPiece vocab file and whether text is lower-cased (and accent-stripped) for it."""
+  """A WordPiece vocab file or SentencePiece model, and whether text is lower-cased (and
+  accent-stripped) for it."""
   vocab_file: str
   lower_case: bool
+
+  @property
+  def kind(self) -> str:
+    """tokenization.WORDPIECE or tokenization.SENTENCEPIECE, from the file's contents."""
+    return tokenization.tokenizer_kind(self.vocab_file)
+
+  @property
+  def copy_name(self) -> str:
+    """The name of the copy kept in a run or export directory."""
+    return SENTENCEPIECE_MODEL_FILE if self.kind == tokenization.SENTENCEPIECE else VOCAB_FILE
 
   def tokens(self) -> bytes:
     with tf.io.gfile.GFile(self.vocab_file, "rb") as f:
@@ -34,7 +48,11 @@ class RunVocab:
 
   def disagreement(self, other: "RunVocab") -> Optional[str]:
     """Why `other` tokenizes text differently from this vocab, or None when it does not."""
-    if self.lower_case != other.lower_case:
+    if self.kind != other.kind:
+      return (f"{self.vocab_file} is a {self.kind} vocab, {other.vocab_file} a {other.kind} "
+              "one")
+    # A SentencePiece model's normaliser decides its casing: its bytes say it all.
+    if self.lower_case != other.lower_case and self.kind != tokenization.SENTENCEPIECE:
       return (f"{self.vocab_file} is used with lower_case={self.lower_case}, "
               f"{other.vocab_file} with lower_case={other.lower_case}")
     if self.tokens() != other.tokens():
@@ -44,8 +62,10 @@ class RunVocab:
 
 def read_run_vocab(directory: str) -> Optional[RunVocab]:
   """The RunVocab saved in `directory` (a run or an export), or None."""
-  vocab_file = os.path.join(directory, VOCAB_FILE)
   settings_file = os.path.join(directory, TOKENIZATION_FILE)
+  vocab_file = os.path.join(directory, VOCAB_FILE)
+  if not tf.io.gfile.exists(vocab_file):
+    vocab_file = os.path.join(directory, SENTENCEPIECE_MODEL_FILE)
   if not (tf.io.gfile.exists(vocab_file) and tf.io.gfile.exists(settings_file)):
     return None
   with tf.io.gfile.GFile(settings_file) as f:
@@ -53,7 +73,7 @@ def read_run_vocab(directory: str) -> Optional[RunVocab]:
 
 
 def write_run_vocab(directory: str, vocab: RunVocab) -> None:
-  """Copies `vocab` into `directory` (vocab.txt, then tokenization.json).
+  """Copies `vocab` into `directory` (vocab.txt or spiece.model, then tokenization.json).
 
   Raises:
     ValueError: `directory` already holds another vocab or casing (e.g. a resumed run whose
@@ -66,9 +86,9 @@ def write_run_vocab(directory: str, vocab: RunVocab) -> None:
       raise UserError(f"{directory} was trained with another vocab than this run's: {reason}")
     return
   tf.io.gfile.makedirs(directory)
-  tf.io.gfile.copy(vocab.vocab_file, os.path.join(directory, VOCAB_FILE), overwrite=True)
+  tf.io.gfile.copy(vocab.vocab_file, os.path.join(directory, vocab.copy_name), overwrite=True)
   with tf.io.gfile.GFile(os.path.join(directory, TOKENIZATION_FILE), "w") as f:
-    json.dump({"lower_case": vocab.lower_case}, f)
+    json.dump({"lower_case": vocab.lower_case, "tokenizer": vocab.kind}, f)
 
 
 def _existing(path: str, relative_to: str) -> Optional[str]:

@@ -22,7 +22,7 @@ from data.finetuning.glue_tasks import GLUE_TASKS
 from data.finetuning.sentence_task import CLASSIFICATION_TASK
 from data.finetuning.sentence_task import SentenceTaskSpec
 from data.finetuning.sentence_task import spec_to_meta_data
-from data.tokenization import WordpieceTokenizer
+from data.tokenization import Tokenizer
 
 SQUAD_VERSIONS = {"squad_v1": "v1.1", "squad_v2": "v2.0"}
 META_DATA_FILE = "meta_data.json"
@@ -46,7 +46,7 @@ def read_meta_data(data_dir: str) -> Dict[str, Any]:
 
 def write_sentence_data(spec: SentenceTaskSpec,
                         examples: Dict[str, List[sentence_reader.SentenceExample]],
-                        tokenizer: WordpieceTokenizer, output_dir: str,
+                        tokenizer: Tokenizer, output_dir: str,
                         max_seq_length: int) -> Dict[str, Any]:
   """Writes the records and meta data of a sentence(-pair) task.
 
@@ -70,12 +70,13 @@ def write_sentence_data(spec: SentenceTaskSpec,
   meta_data = spec_to_meta_data(spec)
   meta_data.update(max_seq_length=max_seq_length, num_records=counts,
                    test_splits=[split for split in spec.test_splits if split in counts],
-                   vocab_file=tokenizer.vocab_file, lower_case=tokenizer.lower_case)
+                   vocab_file=tokenizer.vocab_file, lower_case=tokenizer.lower_case,
+                   tokenizer=tokenizer.kind)
   _write_meta_data(output_dir, meta_data)
   return meta_data
 
 
-def create_glue_data(task: str, tokenizer: WordpieceTokenizer, output_dir: str,
+def create_glue_data(task: str, tokenizer: Tokenizer, output_dir: str,
                      max_seq_length: int, input_dir: Optional[str] = None,
                      tfds_data_dir: Optional[str] = None) -> Dict[str, Any]:
   """Writes the records and meta data of one GLUE-style task (a preset of GLUE_TASKS).
@@ -152,7 +153,7 @@ def find_split_files(input_dir: Optional[str] = None, train_file: Optional[str] 
   return files
 
 
-def create_classification_data(tokenizer: WordpieceTokenizer, output_dir: str,
+def create_classification_data(tokenizer: Tokenizer, output_dir: str,
                                max_seq_length: int, files: Dict[str, str],
                                text_columns: Sequence[str], label_column: str = "label",
                                labels: Optional[Sequence[str]] = None,
@@ -196,7 +197,7 @@ def create_classification_data(tokenizer: WordpieceTokenizer, output_dir: str,
   return write_sentence_data(spec, examples, tokenizer, output_dir, max_seq_length)
 
 
-def create_squad_data(task: str, tokenizer: WordpieceTokenizer, output_dir: str,
+def create_squad_data(task: str, tokenizer: Tokenizer, output_dir: str,
                       max_seq_length: int, doc_stride: int, max_query_length: int,
                       input_dir: Optional[str] = None, tfds_data_dir: Optional[str] = None,
                       train_file: Optional[str] = None,
@@ -256,6 +257,7 @@ def create_squad_data(task: str, tokenizer: WordpieceTokenizer, output_dir: str,
                    doc_stride=doc_stride, max_query_length=max_query_length,
                    num_records=counts, num_examples=example_counts,
                    eval_examples_file=SQUAD_EVAL_EXAMPLES_FILE,
-                   vocab_file=tokenizer.vocab_file, lower_case=tokenizer.lower_case)
+                   vocab_file=tokenizer.vocab_file, lower_case=tokenizer.lower_case,
+                   tokenizer=tokenizer.kind)
   _write_meta_data(output_dir, meta_data)
   return meta_data

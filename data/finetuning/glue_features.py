@@ -12,7 +12,7 @@ import tensorflow as tf
 
 from data.finetuning.sentence_reader import SentenceExample
 from data.finetuning.sentence_task import SentenceTaskSpec
-from data.tokenization import WordpieceTokenizer
+from data.tokenization import Tokenizer
 
 
 def truncate_pair(tokens_a: List[int], tokens_b: List[int], max_length: int):
@@ -23,7 +23,7 @@ def truncate_pair(tokens_a: List[int], tokens_b: List[int], max_length: int):
 
 
 def encode_examples(examples: Sequence[SentenceExample], spec: SentenceTaskSpec,
-                    tokenizer: WordpieceTokenizer, max_seq_length: int) -> Dict[str, np.ndarray]:
+                    tokenizer: Tokenizer, max_seq_length: int) -> Dict[str, np.ndarray]:
   """Tokenizes and packs examples as `[CLS] a [SEP] (b [SEP])`, zero-padded.
 
   Args:

@@ -21,7 +21,7 @@ from official.nlp.data import squad_lib
 
 from data.finetuning.squad_reader import SquadExample
 from data.finetuning.wordpiece_offsets import tokenize_with_char_offsets
-from data.tokenization import WordpieceTokenizer
+from data.tokenization import Tokenizer
 
 # The first window's unique id, as in Model Garden's squad_lib.
 FIRST_UNIQUE_ID = 1000000000
@@ -51,7 +51,7 @@ def answer_token_span(starts: Sequence[int], ends: Sequence[int], answer_start: 
   return (overlapping[0], overlapping[-1]) if overlapping else None
 
 
-def encode_examples(examples: Sequence[SquadExample], tokenizer: WordpieceTokenizer,
+def encode_examples(examples: Sequence[SquadExample], tokenizer: Tokenizer,
                     max_seq_length: int, doc_stride: int, max_query_length: int,
                     is_training: bool) -> Dict[str, np.ndarray]:
   """Windows of all examples.

@@ -2,7 +2,8 @@
 
 SQuAD answers are character spans of the raw paragraph. tensorflow-text's FastBertTokenizer
 reports, for every word piece, the byte span of the *original* (un-normalised) string, even
-when it lower-cases and strips accents; this turns those byte spans into character spans.
+when it lower-cases and strips accents, and so does its SentencepieceTokenizer; this turns
+those byte spans into character spans.
 """
 from typing import List, Sequence, Tuple
 
@@ -10,7 +11,7 @@ import numpy as np
 import tensorflow as tf
 import tensorflow_text as tf_text
 
-from data.tokenization import WordpieceTokenizer
+from data.tokenization import Tokenizer
 
 # Texts per call to the tensorflow-text op.
 _BATCH_SIZE = 4096
@@ -25,13 +26,14 @@ def _byte_to_char(text: str) -> np.ndarray:
   return np.repeat(np.arange(len(text) + 1), char_lengths + [1])
 
 
-def tokenize_with_char_offsets(tokenizer: WordpieceTokenizer,
+def tokenize_with_char_offsets(tokenizer: Tokenizer,
                                texts: Sequence[str]) -> List[PiecesWithOffsets]:
   """Word-piece ids of each text and the character span of each piece.
 
   Args:
-    tokenizer: the pretraining tokenizer; its settings must be lower_case == strip_accents
-      (a FastBertTokenizer), since only that tokenizer reports offsets into the raw text.
+    tokenizer: the pretraining tokenizer: a SentencePiece one, or a WordPiece one with
+      lower_case == strip_accents (a FastBertTokenizer), since only those report offsets into
+      the raw text.
     texts: N strings.
 
   Returns:
@@ -41,7 +43,8 @@ def tokenize_with_char_offsets(tokenizer: WordpieceTokenizer,
   Raises:
     ValueError: the tokenizer cannot report offsets.
   """
-  if not isinstance(tokenizer.tf_tokenizer, tf_text.FastBertTokenizer):
+  if not isinstance(tokenizer.tf_tokenizer,
+                    (tf_text.FastBertTokenizer, tf_text.SentencepieceTokenizer)):
     raise ValueError(
         "Character offsets need lower_case == strip_accents (a FastBertTokenizer); got "
         f"lower_case={tokenizer.lower_case}, strip_accents={tokenizer.strip_accents}.")

@@ -46,7 +46,7 @@ def run(input_files: Union[str, Sequence[str]], vocab_file: str, output_dir: str
 
   Args:
     input_files: comma-separated globs, or a list of globs; each must match a file.
-    vocab_file: WordPiece vocab with [PAD] [UNK] [CLS] [SEP] [MASK].
+    vocab_file: WordPiece vocab or SentencePiece model with [PAD] [UNK] [CLS] [SEP] [MASK].
     output_dir: where shards and metadata.json go (a previous run's are replaced).
     max_seq_length: tokens per example, [CLS]/[SEP] included.
     max_predictions_per_seq: width of the masked_lm_* features.
@@ -59,8 +59,8 @@ def run(input_files: Union[str, Sequence[str]], vocab_file: str, output_dir: str
     max_ngram: mask spans of up to this many whole words (> 1 implies whole words).
     static_masking: False writes each packed example once, unmasked (input features only),
       for the dynamic-masking loader; dupe_factor must then be 1.
-    lower_case: lower-case the text.
-    strip_accents: strip accents; None follows lower_case.
+    lower_case: lower-case the text (a SentencePiece model's own setting wins).
+    strip_accents: strip accents; None follows lower_case (never with SentencePiece).
     short_seq_prob: probability of a random shorter target length for an example.
     single_segment_prob: probability of a single-segment example.
     max_line_bytes: longer input lines are skipped and counted.
@@ -80,6 +80,10 @@ def run(input_files: Union[str, Sequence[str]], vocab_file: str, output_dir: str
       or no usable input at all.
   """
   start_time = time.time()
+  tokenizer_kind = tokenization.tokenizer_kind(vocab_file)
+  if tokenizer_kind == tokenization.SENTENCEPIECE:  # The model's normaliser decides.
+    lower_case = tokenization.SentencepieceTokenizer(vocab_file).lower_case
+    strip_accents = False
   settings = pretraining_pipeline.PretrainingDataSettings(
       vocab_file=vocab_file, output_dir=output_dir, max_seq_length=max_seq_length,
       max_predictions_per_seq=max_predictions_per_seq, masked_lm_prob=masked_lm_prob,
@@ -101,7 +105,7 @@ def run(input_files: Union[str, Sequence[str]], vocab_file: str, output_dir: str
                      f"{input_files!r}: " +
                      ", ".join(f"{s['path']} ({s['reason']})" for s in skipped_files))
   shard_files.prepare_output_dir(output_dir)
-  vocab_copy = os.path.join(output_dir, pretraining_metadata.VOCAB_FILE)
+  vocab_copy = os.path.join(output_dir, pretraining_metadata.vocab_copy_name(tokenizer_kind))
   if os.path.abspath(vocab_copy) != os.path.abspath(vocab_file):
     tf.io.gfile.copy(vocab_file, vocab_copy, overwrite=True)
   logging.info("Preprocessing %d files (%d chunks) into %d shards with the %s runner.",
@@ -111,7 +115,7 @@ def run(input_files: Union[str, Sequence[str]], vocab_file: str, output_dir: str
 
   def finish(counts, shards):
     metadata = pretraining_metadata.build_metadata(
-        settings, len(vocab), files, skipped_files, counts, shards)
+        settings, len(vocab), files, skipped_files, counts, shards, tokenizer_kind)
     shard_files.write_json_atomically(metadata_path, metadata)
 
   if runner == "local":

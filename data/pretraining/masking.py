@@ -40,7 +40,7 @@ class MaskingConfig:
     max_predictions_per_seq: cap on masked tokens per example (the masked_lm_* width).
     mask_id: id of [MASK].
     maskable: bool [vocab_size]; False for the special tokens.
-    word_continuation: bool [vocab_size]; True for "##" pieces.
+    word_continuation: bool [vocab_size]; True for the pieces that continue a word.
     replacement_ids: int32 [num]; ids a random replacement draws from (no bracketed tokens).
     mask_token_fraction, random_token_fraction: replacement split of masked units.
     whole_word_mask: mask whole words.
@@ -60,10 +60,14 @@ class MaskingConfig:
   @classmethod
   def from_vocab(cls, vocab: Sequence[str], masked_lm_prob: float = 0.15,
                  max_predictions_per_seq: int = 20, mask_strategy: str = "electra",
-                 whole_word_mask: bool = False, max_ngram: int = 1) -> "MaskingConfig":
+                 whole_word_mask: bool = False, max_ngram: int = 1,
+                 tokenizer_kind: str = tokenization.WORDPIECE) -> "MaskingConfig":
     """Builds the config for a vocab (a list of tokens, e.g. from `load_vocab`).
 
-    `max_ngram > 1` implies whole-word masking (spans are made of whole words).
+    `max_ngram > 1` implies whole-word masking (spans are made of whole words). Words follow
+    `tokenizer_kind`'s word starts (`tokenization.word_continuation`): a WordPiece piece
+    continues a word when it starts with "##", a SentencePiece piece unless it starts with
+    "\u2581".
     """
     if mask_strategy not in MASK_STRATEGIES:
       raise ValueError(f"mask_strategy must be one of {sorted(MASK_STRATEGIES)}, "
@@ -76,8 +80,7 @@ class MaskingConfig:
       raise ValueError(f"max_ngram must be >= 1, got {max_ngram}.")
     mask_token_fraction, random_token_fraction = MASK_STRATEGIES[mask_strategy]
     maskable = np.array([token not in _NEVER_MASKED_TOKENS for token in vocab])
-    word_continuation = np.array(
-        [token.startswith(tokenization.WORD_CONTINUATION_PREFIX) for token in vocab])
+    word_continuation = tokenization.word_continuation(vocab, tokenizer_kind)
     replacement_ids = np.array(
         [index for index, token in enumerate(vocab) if not _BRACKETED_TOKEN.match(token)],
         np.int32)

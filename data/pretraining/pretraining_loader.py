@@ -322,7 +322,8 @@ def dynamic_masking_dataset(file_pattern: Union[str, Sequence[str]], batch_size:
   Args:
     file_pattern, batch_size, seq_length, max_predictions_per_seq, is_training,
       input_context, drop_remainder, on_corrupt_file: as in `pretraining_dataset`.
-    vocab_file: the vocab the files were made with (special ids, "##" pieces); None reads
+    vocab_file: the vocab or SentencePiece model the files were made with (special ids,
+      word starts); None reads
       the copy next to the records (metadata.json's vocab_file).
     masked_lm_prob, mask_strategy, whole_word_mask, max_ngram: masking rules, as in
       `data.pretraining.create_records.run`.
@@ -338,9 +339,11 @@ def dynamic_masking_dataset(file_pattern: Union[str, Sequence[str]], batch_size:
   files = list_record_files(file_pattern)
   metadata_by_directory = _check_metadata(files, seq_length, max_predictions_per_seq,
                                           "dynamic")
+  vocab_file = vocab_file or _records_vocab_file(files, metadata_by_directory)
   config = masking.MaskingConfig.from_vocab(
-      tokenization.load_vocab(vocab_file or _records_vocab_file(files, metadata_by_directory)),
-      masked_lm_prob, max_predictions_per_seq, mask_strategy, whole_word_mask, max_ngram)
+      tokenization.load_vocab(vocab_file), masked_lm_prob, max_predictions_per_seq,
+      mask_strategy, whole_word_mask, max_ngram,
+      tokenizer_kind=tokenization.tokenizer_kind(vocab_file))
   spec = pretraining_features.feature_spec(seq_length, max_predictions_per_seq,
                                            masked_lm=False)
 

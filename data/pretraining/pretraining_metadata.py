@@ -11,6 +11,12 @@ _SKIPPED_COUNTS = ("invalid_utf8_lines", "overlong_lines", "empty_documents")
 _FILE_SKIP_REASONS = ("empty_file", "binary_file", "not_a_file")
 # The job's copy of its vocab, next to the shards, so the records carry their vocab.
 VOCAB_FILE = "vocab.txt"
+SENTENCEPIECE_MODEL_FILE = "spiece.model"  # ... or of its SentencePiece model.
+
+
+def vocab_copy_name(tokenizer_kind: str) -> str:
+  """The name of the job's copy of its vocab file: VOCAB_FILE or SENTENCEPIECE_MODEL_FILE."""
+  return SENTENCEPIECE_MODEL_FILE if tokenizer_kind == "sentencepiece" else VOCAB_FILE
 
 
 def merge_counts(counts: Sequence[Mapping[str, int]]) -> dict:
@@ -22,12 +28,14 @@ def merge_counts(counts: Sequence[Mapping[str, int]]) -> dict:
 
 
 def build_metadata(settings, vocab_size: int, input_files: List[str], skipped_files: List[dict],
-                   counts: Mapping[str, int], shards: List[dict]) -> dict:
+                   counts: Mapping[str, int], shards: List[dict],
+                   tokenizer_kind: str = "wordpiece") -> dict:
   """Assembles the job's metadata.
 
   Args:
     settings: the PretrainingDataSettings of the job.
     vocab_size: number of vocab entries.
+    tokenizer_kind: "wordpiece" or "sentencepiece" (data.tokenization.TOKENIZER_KINDS).
     input_files: every file the input patterns matched.
     skipped_files: {"path", "reason"} for each unusable file.
     counts: merged counts of all chunks (see pretraining_pipeline.pack_chunk).
@@ -47,7 +55,8 @@ def build_metadata(settings, vocab_size: int, input_files: List[str], skipped_fi
       "format": FORMAT,
       "settings": {key: value for key, value in dataclasses.asdict(settings).items()
                    if key != "output_dir"},
-      "vocab_file": VOCAB_FILE,
+      "tokenizer": tokenizer_kind,
+      "vocab_file": vocab_copy_name(tokenizer_kind),
       "lower_case": settings.lower_case,
       "vocab_size": vocab_size,
       "max_seq_length": settings.max_seq_length,

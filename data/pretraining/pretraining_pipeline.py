@@ -102,11 +102,11 @@ def _seed_for(*words: int) -> np.random.SeedSequence:
 _process_cache = {}
 
 
-def _tokenizer(settings: PretrainingDataSettings) -> tokenization.WordpieceTokenizer:
+def _tokenizer(settings: PretrainingDataSettings) -> tokenization.Tokenizer:
   """One tokenizer per process and vocab (building it costs ~0.1 s)."""
   key = ("tokenizer", settings.vocab_file, settings.lower_case, settings.strip_accents)
   if key not in _process_cache:
-    _process_cache[key] = tokenization.WordpieceTokenizer(
+    _process_cache[key] = tokenization.make_tokenizer(
         settings.vocab_file, settings.lower_case, settings.strip_accents)
   return _process_cache[key]
 
@@ -116,9 +116,11 @@ def _masking_config(settings: PretrainingDataSettings) -> masking.MaskingConfig:
          settings.max_predictions_per_seq, settings.mask_strategy, settings.whole_word_mask,
          settings.max_ngram)
   if key not in _process_cache:
+    tokenizer = _tokenizer(settings)
     _process_cache[key] = masking.MaskingConfig.from_vocab(
-        _tokenizer(settings).vocab, settings.masked_lm_prob, settings.max_predictions_per_seq,
-        settings.mask_strategy, settings.whole_word_mask, settings.max_ngram)
+        tokenizer.vocab, settings.masked_lm_prob, settings.max_predictions_per_seq,
+        settings.mask_strategy, settings.whole_word_mask, settings.max_ngram,
+        tokenizer_kind=tokenizer.kind)
   return _process_cache[key]
 
 

@@ -4,7 +4,9 @@ Each part (training/hf/hf_parts.py) becomes one folder that `<Architecture>.from
 loads with no missing or unexpected weights:
   config.json              ElectraConfig / BertConfig fields, `architectures`
   model.safetensors        transformers' parameter names and PyTorch layouts, float32
-  vocab.txt, tokenizer_config.json, special_tokens_map.json   (when a vocab is known)
+  vocab.txt, tokenizer_config.json, special_tokens_map.json   (when a WordPiece vocab is known)
+  spm.model, tokenizer.json, tokenizer_config.json, special_tokens_map.json   (a SentencePiece
+                           model: DebertaV2Tokenizer(Fast), training/hf/hf_sentencepiece.py)
 
 The generator is written with its own copy of the tied embeddings, as transformers keeps
 generator and discriminator as two models.
@@ -18,6 +20,7 @@ import tensorflow as tf
 
 from data import tokenization
 from data.user_error import UserError
+from training.hf import hf_sentencepiece
 from training.hf.hf_parts import HfPart
 from training.hf.hf_parts import hf_parts
 from training.run_vocab import RunVocab
@@ -80,8 +83,8 @@ def export_part(part: HfPart, output_dir: str, vocab: Optional[RunVocab] = None)
   Args:
     part: the part (its encoder built).
     output_dir: the folder to write (created; files in it are replaced).
-    vocab: the WordPiece vocab the model was trained with and its casing (None: no
-      tokenizer files).
+    vocab: the WordPiece vocab or SentencePiece model the model was trained with and its
+      casing (None: no tokenizer files).
   """
   tf.io.gfile.makedirs(output_dir)
   tensors = part.zero_weights()
@@ -90,7 +93,16 @@ def export_part(part: HfPart, output_dir: str, vocab: Optional[RunVocab] = None)
   with tf.io.gfile.GFile(os.path.join(output_dir, "model.safetensors"), "wb") as file:
     file.write(safetensors_bytes(tensors, metadata={"format": "pt"}))
   _write_json(os.path.join(output_dir, "config.json"), hf_config(part))
-  if vocab is not None:
+  if vocab is not None and vocab.kind == tokenization.SENTENCEPIECE:
+    with tf.io.gfile.GFile(vocab.vocab_file, "rb") as file:
+      model = file.read()
+    with tf.io.gfile.GFile(os.path.join(output_dir, hf_sentencepiece.MODEL_FILE), "wb") as file:
+      file.write(model)
+    for name, text in hf_sentencepiece.tokenizer_files(
+        model, part.config.max_sequence_length).items():
+      with tf.io.gfile.GFile(os.path.join(output_dir, name), "w") as file:
+        file.write(text)
+  elif vocab is not None:
     tf.io.gfile.copy(vocab.vocab_file, os.path.join(output_dir, "vocab.txt"), overwrite=True)
     for name, content in tokenizer_files(part, vocab.lower_case,
                                          part.config.max_sequence_length).items():

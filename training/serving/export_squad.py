@@ -61,9 +61,10 @@ class SquadServingModule(tf.Module):
                max_query_length: int, max_answer_length: int,
                null_threshold: Optional[float] = None):
     super().__init__(name="squad_serving")
-    if not isinstance(preprocessor.tokenizer, tf_text.FastBertTokenizer):
-      raise ValueError("SQuAD export needs a FastBertTokenizer (lower_case == strip_accents) "
-                       "for character offsets")
+    if not isinstance(preprocessor.tokenizer,
+                      (tf_text.FastBertTokenizer, tf_text.SentencepieceTokenizer)):
+      raise ValueError("SQuAD export needs a SentencePiece model or a FastBertTokenizer "
+                       "(lower_case == strip_accents) for character offsets")
     self.encoder = model.encoder
     self.head = model.head
     self.preprocessor = preprocessor

@@ -1,7 +1,8 @@
 """Raw text -> packed encoder inputs, in-graph, for SavedModels that take strings.
 
-The tokenizer is the pretraining one (`data.tokenization.WordpieceTokenizer.tf_tokenizer`:
-tensorflow-text's FastBertTokenizer, whose vocab is compiled into the graph), and packing is
+The tokenizer is the pretraining one (`data.tokenization.make_tokenizer(...).tf_tokenizer`:
+tensorflow-text's FastBertTokenizer, whose vocab is compiled into the graph, or its
+SentencepieceTokenizer, whose model is saved with the graph), and packing is
 Model Garden's `BertPackInputs.bert_pack_inputs` with the round-robin trimmer, which gives
 exactly what `data/finetuning/glue_features.py` writes: `[CLS] a [SEP] (b [SEP])`, zero-padded, the
 longer text cut first when a pair does not fit (a single text keeps its first
@@ -13,15 +14,16 @@ from typing import Dict, Optional, Sequence, Union
 import tensorflow as tf
 from official.nlp.modeling.layers.text_layers import BertPackInputs
 
-from data.tokenization import WordpieceTokenizer
+from data.tokenization import make_tokenizer
 
 
 class TextPreprocessor(tf.Module):
   """Tokenizes and packs raw UTF-8 strings into `input_word_ids`/`input_mask`/`input_type_ids`.
 
   Args:
-    vocab_file: the WordPiece vocab the encoder was pretrained with.
-    lower_case: lower-case (and strip accents) as in pretraining.
+    vocab_file: the WordPiece vocab or SentencePiece model the encoder was pretrained with.
+    lower_case: lower-case (and strip accents) as in pretraining (WordPiece; a SentencePiece
+      model normalises as it was trained).
     seq_length: S, the packed length (at most the encoder's max_sequence_length).
 
   Attributes:
@@ -32,12 +34,13 @@ class TextPreprocessor(tf.Module):
 
   def __init__(self, vocab_file: str, lower_case: bool, seq_length: int):
     super().__init__(name="text_preprocessor")
-    wordpiece = WordpieceTokenizer(vocab_file, lower_case=lower_case)
-    self.vocab_size = wordpiece.vocab_size
+    pretraining = make_tokenizer(vocab_file, lower_case=lower_case)
+    self.vocab_size = pretraining.vocab_size
     self.vocab_file = tf.saved_model.Asset(vocab_file)
-    self.tokenizer = wordpiece.tf_tokenizer
+    self.tokenizer = pretraining.tf_tokenizer
     self.seq_length = seq_length
-    self.cls_id, self.sep_id, self.pad_id = wordpiece.cls_id, wordpiece.sep_id, wordpiece.pad_id
+    self.cls_id, self.sep_id = pretraining.cls_id, pretraining.sep_id
+    self.pad_id = pretraining.pad_id
 
   def tokenize(self, texts: tf.Tensor) -> tf.RaggedTensor:
     """tf.string [batch] -> word-piece ids, int32 RaggedTensor [batch, (pieces)]."""

@@ -363,5 +363,5 @@ def test_every_export_carries_the_vocab_and_casing(exported):
     with open(os.path.join(path, "vocab.txt"), "rb") as f:
       assert f.read() == vocab, name
     with open(os.path.join(path, "tokenization.json")) as f:
-      assert json.load(f) == {"lower_case": True}, name
+      assert json.load(f) == {"lower_case": True, "tokenizer": "wordpiece"}, name
 
