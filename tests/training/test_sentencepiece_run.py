@@ -94,7 +94,7 @@ def test_a_tiny_run_keeps_the_model_and_another_tokenizer_stops_it(sentencepiece
   official_runner.parse_config([], tiny_bert_bindings(
       pattern, pattern, train_steps=2, validation_steps=2) + [
       f"encoder_config.vocab_size = {vocab_size}", "PretrainingData.masking = 'dynamic'",
-      "PretrainingData.whole_word_mask = True"])
+      "PretrainingData.mask_strategy = 'bert'", "PretrainingData.whole_word_mask = True"])
   run_experiment("train", str(tmp_path))
   gin.clear_config()
   losses = train_losses_from_events(str(tmp_path))
