@@ -11,11 +11,11 @@ TensorFlow loads, and their entry points call `start(__name__)` before `app.run`
   installed but the machine has no NVIDIA device (/dev/nvidia0, ...). Anything else written
   to stderr meanwhile is written back; with an NVIDIA device present, or
   TF_CPP_MIN_LOG_LEVEL=0 (everything asked for), nothing is dropped.
-- Log lines read like the runner's console, not a log file: absl's
+- Log lines read like a console, not a log file: absl's
   `I1125 18:16:24.542426 140708067646336 create_records.py:69]` prefix is dropped, an INFO
   line is its message alone (the data tools' progress lines), a warning or error reads
-  `warning: ...` / `error: ...` (`console_format`). Still on stderr, as before, filtered by
-  --verbosity; --log_dir files keep absl's prefixes.
+  `warning: ...` / `error: ...` (`ConsoleFormatter`). Still on stderr and filtered by
+  --verbosity, as before (the runner shows warnings and errors only, unless --verbosity=0).
 """
 import glob
 import logging as python_logging
