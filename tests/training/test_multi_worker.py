@@ -37,7 +37,7 @@ from tests.kit.runs import tiny_electra_bindings
 from tests.kit.runs import train_losses_from_events
 
 TRAIN_STEPS = 8
-TIMEOUT_S = 240  # per launch
+TIMEOUT_S = 600  # per launch: a hang guard, long enough for a loaded machine (load ~10 on 2 cores)
 PREEMPTED = 42  # training/preemption.EXIT_CODE
 
 pytestmark = pytest.mark.slow  # about 130 s: worker processes, launched several times
