@@ -47,14 +47,30 @@ def register_configurables():
 
 def parse_config(gin_files, gin_params):
   """Parses gin files (paths relative to the working directory or the repo root), checking
-  every name, macros included.
+  every name, macros included; a warm start from one of our runs takes the encoder_config
+  parameters left unbound from that run (training/run_encoder.py), saying so in one line.
 
   Raises:
     training.gin_config.ConfigError: one line naming the file, binding or macro.
+    data.user_error.UserError: the bindings give another encoder than the init_checkpoint's
+      run.
   """
   from training import gin_config  # pylint: disable=g-import-not-at-top
+  from training import run_encoder  # pylint: disable=g-import-not-at-top
   register_configurables()
   gin_config.parse_checked(gin_files, gin_params, [REPO_ROOT])
+  line = run_encoder.inherit_encoder()
+  if line:
+    print(line, flush=True)
+
+
+def write_config(model_dir, mode):
+  """Writes the parsed gin config to DIR/<mode>_config.gin: the record of the run (a warm
+  start from it reads its encoder there, training/run_encoder.py)."""
+  import tensorflow as tf  # pylint: disable=g-import-not-at-top
+  tf.io.gfile.makedirs(model_dir)
+  with tf.io.gfile.GFile(os.path.join(model_dir, f"{mode}_config.gin"), "w") as f:
+    f.write(gin.config_str())
 
 
 def main(argv):
@@ -69,10 +85,7 @@ def main(argv):
   quiet_orbit_progress()
   try:
     parse_config(FLAGS.gin_file, FLAGS.gin_param)  # fails before anything is written
-    tf.io.gfile.makedirs(FLAGS.model_dir)
-    with tf.io.gfile.GFile(os.path.join(FLAGS.model_dir, f"{FLAGS.mode}_config.gin"),
-                           "w") as f:
-      f.write(gin.config_str())
+    write_config(FLAGS.model_dir, FLAGS.mode)
     run_experiment(FLAGS.mode, FLAGS.model_dir, checkpoint_path=FLAGS.checkpoint)
   except UserError as error:  # anything else is a bug: its traceback is kept
     sys.exit(f"error: {user_error_message(error)}")  # exit status 1

@@ -3,7 +3,8 @@ r"""Derives `kjv_books`, a small labelled set in GLUE's layout, from the bundled
   python -m data.make_kjv_books --corpus=data/sample/kjv.txt \
       --output_dir=data/sample/kjv_books
 
-data/finetuning/kjv_books.py says how the books are found and the splits drawn.
+data/finetuning/kjv_books.py says how the books are found and the splits drawn. It never
+loads TensorFlow, so it prints its one summary line without data/program.py's start.
 """
 from absl import app
 from absl import flags
@@ -25,12 +26,16 @@ def define_flags():
 
 def main(argv):
   del argv
-  with open(FLAGS.corpus, encoding="utf-8") as f:
-    lines = f.read().split("\n")
-  sizes = kjv_books.write_splits(kjv_books.book_verses(lines), FLAGS.output_dir,
-                                 FLAGS.per_book, FLAGS.dev_fraction, FLAGS.test_fraction,
-                                 FLAGS.seed)
-  print(sizes)
+  try:
+    with open(FLAGS.corpus, encoding="utf-8") as f:
+      lines = f.read().split("\n")
+    sizes = kjv_books.write_splits(kjv_books.book_verses(lines), FLAGS.output_dir,
+                                   FLAGS.per_book, FLAGS.dev_fraction, FLAGS.test_fraction,
+                                   FLAGS.seed)
+  except (ValueError, OSError) as e:  # Not the KJV, or no such file: say which.
+    raise SystemExit(f"error: --corpus={FLAGS.corpus}: {e}") from e
+  print(f"kjv_books: {sizes['train']} train, {sizes['dev']} dev and {sizes['test']} test "
+        f"verses in {FLAGS.output_dir}", flush=True)
 
 
 if __name__ == "__main__":

@@ -11,13 +11,20 @@ TensorFlow loads, and their entry points call `start(__name__)` before `app.run`
   installed but the machine has no NVIDIA device (/dev/nvidia0, ...). Anything else written
   to stderr meanwhile is written back; with an NVIDIA device present, or
   TF_CPP_MIN_LOG_LEVEL=0 (everything asked for), nothing is dropped.
+- Log lines read like a console, not a log file: absl's
+  `I1125 18:16:24.542426 140708067646336 create_records.py:69]` prefix is dropped, an INFO
+  line is its message alone (the data tools' progress lines), a warning or error reads
+  `warning: ...` / `error: ...` (`ConsoleFormatter`). Still on stderr and filtered by
+  --verbosity, as before (the runner shows warnings and errors only, unless --verbosity=0).
 """
 import glob
+import logging as python_logging
 import os
 import sys
 import tempfile
 
 from absl import flags
+from absl import logging
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 _NO_GPU_LINE = "failed call to cuInit"
@@ -32,11 +39,26 @@ def start(module_name: str) -> None:
   if module_name != "__main__":  # a console command: absl's --help shows sys.argv[0]'s flags
     for flag in flags.FLAGS.get_key_flags_for_module(module_name):
       flags.FLAGS.register_key_flag_for_module(sys.argv[0], flag)
+  logging.get_absl_handler().setFormatter(ConsoleFormatter())
   list_devices_quietly()
 
 
+class ConsoleFormatter(python_logging.Formatter):
+  """`message` for INFO and DEBUG records, `warning: message` / `error: message` above."""
+
+  def format(self, record: python_logging.LogRecord) -> str:
+    text = super().format(record)
+    if record.levelno >= python_logging.ERROR:
+      return f"error: {text}"
+    if record.levelno >= python_logging.WARNING:
+      return f"warning: {text}"
+    return text
+
+
 def list_devices_quietly() -> None:
-  """Lists the physical devices (initialising CUDA, not the TensorFlow context)."""
+  """Lists the physical devices (initialising CUDA, not the TensorFlow context); also what
+  a spawned worker process runs first (data/pretraining/local_runner.py), which would
+  otherwise print its own cuInit line."""
   import tensorflow as tf  # pylint: disable=g-import-not-at-top
   if os.environ["TF_CPP_MIN_LOG_LEVEL"] == "0" or glob.glob("/dev/nvidia[0-9]*"):
     tf.config.list_physical_devices()

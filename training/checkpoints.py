@@ -257,20 +257,34 @@ class IntervalCheckpointManager(tf.train.CheckpointManager):
   which orbit's Controller calls) on, so every worker of a multi-worker run decides alike
   whatever its scratch directory holds.
 
+  `restore_or_initialize` restores the newest checkpoint of `resume_directory` (default:
+  `directory`). A multi-worker run's other workers save into scratch directories but resume
+  from the chief's: a worker killed while writing its scratch copy lacks the newest
+  checkpoint (or the chief, killed first, lacks the worker's). Restoring its own would put
+  it steps behind (or ahead of) the chief; it would then run one loop more (or fewer) and
+  wait in a collective of a worker that had exited ("Collective ops is aborted by: Socket
+  closed"), and train on other weights meanwhile.
+
   Args:
     checkpoint, directory, max_to_keep, checkpoint_interval: as tf.train.CheckpointManager.
     step_counter: the step variable (required).
+    resume_directory: where a run resumes from (None: `directory`).
   """
 
   def __init__(self, checkpoint: tf.train.Checkpoint, directory: str, max_to_keep: int,
-               step_counter: tf.Variable, checkpoint_interval: int):
+               step_counter: tf.Variable, checkpoint_interval: int,
+               resume_directory: Optional[str] = None):
     super().__init__(checkpoint, directory, max_to_keep=max_to_keep,
                      step_counter=step_counter, checkpoint_interval=checkpoint_interval)
     self.step = step_counter
     self.previous_step = int(step_counter.numpy())
+    self.resume_directory = resume_directory or directory
 
   def restore_or_initialize(self):
-    path = super().restore_or_initialize()
+    """Restores `resume_directory`'s newest checkpoint; returns its path (None: none)."""
+    path = tf.train.latest_checkpoint(self.resume_directory)
+    if path is not None:
+      self.checkpoint.restore(path)
     self.previous_step = int(self.step.numpy())
     return path
 

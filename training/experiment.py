@@ -207,7 +207,8 @@ def run_experiment(mode: str, model_dir: str, task: Task = gin.REQUIRED,
                                      trainer.fault_counts)
     manager = IntervalCheckpointManager(
         checkpoint, checkpoint_dir(model_dir, strategy), max_to_keep=config.max_to_keep,
-        step_counter=optimizer.iterations, checkpoint_interval=config.checkpoint_interval)
+        step_counter=optimizer.iterations, checkpoint_interval=config.checkpoint_interval,
+        resume_directory=model_dir)  # every worker resumes from the chief's checkpoints
     trainer.rollback = Rollback(manager, model, optimizer, strategy)
 
   if training:

@@ -7,6 +7,7 @@ import pickle
 import tempfile
 from typing import Dict, Iterator, List, Sequence, Tuple
 
+from data import program
 from data import progress
 from data import text_reading
 from data.pretraining import pretraining_metadata
@@ -110,7 +111,8 @@ def run_local(chunks: Sequence[text_reading.TextChunk],
       shards = run_with(map, spill_dir)
     else:
       context = multiprocessing.get_context("spawn")
-      with context.Pool(processes=num_workers) as pool:
+      with context.Pool(processes=num_workers,
+                        initializer=program.list_devices_quietly) as pool:
         shards = run_with(lambda task, items: pool.imap_unordered(task, items, chunksize=1),
                           spill_dir)
   return (pretraining_metadata.merge_counts(all_counts),

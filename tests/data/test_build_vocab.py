@@ -1,7 +1,4 @@
 """Tests of data/build_vocab.py (HuggingFace `tokenizers`' trainer) on the tiny sample corpus."""
-import os
-import subprocess
-import sys
 
 from tokenizers import BertWordPieceTokenizer
 
@@ -9,6 +6,8 @@ from data import build_vocab
 from data import text_reading
 from data import tokenization
 from tests.kit import paths
+from tests.kit.console import assert_plain_console
+from tests.kit.console import module_output
 
 
 def _corpus_lines(count):
@@ -77,11 +76,13 @@ def test_blocks_drop_invalid_utf8_and_overlong_lines_and_cover_every_byte(tmp_pa
   assert sum(size for _, size in blocks) == len(content)
 
 
-def test_command_line_defaults_to_lower_case(tmp_path):
+def test_command_line_defaults_to_lower_case_and_prints_plain_progress_lines(tmp_path):
   output = tmp_path / "vocab.txt"
-  subprocess.run([sys.executable, "-m", "data.build_vocab", f"--input_files={paths.TINY_CORPUS}",
-                  "--vocab_size=300", f"--output={output}"], cwd=paths.REPO_ROOT, check=True,
-                 env=dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2"), capture_output=True)
+  lines = module_output("data.build_vocab", f"--input_files={paths.TINY_CORPUS}",
+                        "--vocab_size=300", f"--output={output}")
+  assert_plain_console(lines, [
+      "build_vocab: counting words: 1/1 MB (100%) in ", "build_vocab: learning the pieces",
+      "build_vocab: 300 tokens from ", f"Wrote 300 tokens to {output}."])
   vocab = tokenization.load_vocab(str(output))
   assert vocab[:5] == list(tokenization.SPECIAL_TOKENS) and "god" in vocab
   assert all(token == token.lower() for token in vocab[5:])

@@ -147,6 +147,27 @@ def test_interval_checkpoints_land_on_multiples_counted_from_step_0(tmp_path):
                                                                      28]
 
 
+def test_a_worker_resumes_from_the_chiefs_newest_checkpoint_not_its_scratch_copy(tmp_path):
+  # Worker 1 was killed while writing its scratch copy of step 2: its scratch directory
+  # holds step 1, the chief's DIR step 2. Restored from its own, it would run a loop more.
+  step = tf.Variable(0, dtype=tf.int64)
+  chief_dir, scratch_dir = str(tmp_path / "run"), str(tmp_path / "run" / "worker_scratch")
+  for directory, saved_step in ((scratch_dir, 1), (chief_dir, 2)):
+    step.assign(saved_step)
+    tf.train.CheckpointManager(tf.train.Checkpoint(step=step), directory, 5).save(saved_step)
+  assert checkpoint_step(tf.train.latest_checkpoint(scratch_dir)) == 1
+  step.assign(0)
+  worker = IntervalCheckpointManager(tf.train.Checkpoint(step=step), scratch_dir, 5,
+                                     step_counter=step, checkpoint_interval=2,
+                                     resume_directory=chief_dir)
+  assert worker.restore_or_initialize() == f"{chief_dir}/ckpt-2"
+  assert int(step.numpy()) == 2
+  # It goes on saving into its scratch directory, on the chief's schedule (step 4, not 3).
+  assert _saved_steps(worker, step, [3, 4]) == [4]
+  assert checkpoint_step(tf.train.latest_checkpoint(scratch_dir)) == 4
+  assert checkpoint_step(tf.train.latest_checkpoint(chief_dir)) == 2
+
+
 def test_unused_weights_print_as_one_line_counted_by_part(capsys):
   from training.checkpoints import print_unused
   print_unused(["model/generator/a", "model/generator/b", "model/rtd_head/c"])

@@ -8,12 +8,15 @@ tiny ELECTRA run (dropout off, global batch 4, `PretrainingData.input_split =
   batch and seed, to float32 round-off (the gradients are summed in another order);
 - SIGTERM to worker 1 stops both workers at the same step with status 42 and a checkpoint
   of that step in DIR; after a restart, SIGKILL to worker 1 after a checkpoint (the chief
-  is then killed too: MWMS needs every worker); after a second restart the run ends with
-  the final checkpoint of an uninterrupted two-worker run, bitwise.
+  is then killed too: MWMS needs every worker) and worker 1's newest scratch checkpoint
+  deleted (a kill in its write); after a second restart, where every worker resumes from
+  the chief's newest checkpoint, the run ends with the final checkpoint of an
+  uninterrupted two-worker run, bitwise.
 
 If collective ops cannot run here, the workers fail or time out and the tests fail with
 their logs. Every process has a hard timeout and is killed when a test ends.
 """
+import glob
 import json
 import os
 import signal
@@ -34,7 +37,7 @@ from tests.kit.runs import tiny_electra_bindings
 from tests.kit.runs import train_losses_from_events
 
 TRAIN_STEPS = 8
-TIMEOUT_S = 240  # per launch
+TIMEOUT_S = 600  # per launch: a hang guard, long enough for a loaded machine (load ~10 on 2 cores)
 PREEMPTED = 42  # training/preemption.EXIT_CODE
 
 pytestmark = pytest.mark.slow  # about 130 s: worker processes, launched several times
@@ -111,6 +114,19 @@ def _wait_for(condition, launch, what):
 def _latest_step(model_dir):
   latest = tf.train.latest_checkpoint(model_dir)
   return int(latest.rsplit("-", 1)[1]) if latest else 0
+
+
+def _drop_checkpoints_from(directory, step):
+  """Deletes `directory`'s checkpoints of `step` and later (as a kill in their write)."""
+  kept = []
+  for prefix in tf.train.get_checkpoint_state(directory).all_model_checkpoint_paths:
+    if int(prefix.rsplit("-", 1)[1]) < step:
+      kept.append(prefix)
+    else:
+      for path in glob.glob(prefix + ".*"):
+        os.remove(path)
+  tf.compat.v1.train.update_checkpoint_state(directory, kept[-1],
+                                             all_model_checkpoint_paths=kept)
 
 
 def _train_losses(model_dir):
@@ -190,6 +206,11 @@ def test_sigterm_to_one_worker_then_a_kill_and_restarts_end_like_an_uninterrupte
   assert launch.processes[1].returncode == -signal.SIGKILL
   assert killed_at < TRAIN_STEPS, "the kill came after the run ended"
   assert f"resuming the input at step {stopped_at}" in launch.output(0)
+  # Worker 1 killed while writing its scratch copy of the newest checkpoint, every time: it
+  # must resume from the chief's, not from its own older one (a loop out of step).
+  scratch = f"{model_dir}/worker_scratch/worker_1"
+  _drop_checkpoints_from(scratch, killed_at)
+  assert _latest_step(scratch) < killed_at
 
   launch = _Launch(gin_file, model_dir, f"{workdir}/finish")
   try:
