@@ -23,7 +23,7 @@ MODEL_DIR="${MODEL_DIR:-runs/quickstart-$(date +%Y%m%d-%H%M%S)}"
 LENGTH_NOTE=""
 case "${DEMO:-}" in
   "") CONFIG=configs/quickstart.gin
-      LENGTH_NOTE=$'\n  After 1,000 pretraining steps kjv_books does not gain from the encoder yet (test 52%\n  against 54% from random init, 3 seeds: bench/RESULTS.md); `make demo-full` pretrains\n  4,000 steps, where it does (~3x longer).' ;;
+      LENGTH_NOTE=$'\n  After 1,000 pretraining steps kjv_books does not gain from the encoder yet (test 52%\n  against 54% from random init, 3 seeds: bench/RESULTS.md); `make demo-full` pretrains\n  4,000 steps (~3x longer): 60% test, 3 seeds.' ;;
   full) CONFIG=configs/quickstart_full.gin ;;
   *) echo "scripts/demo.sh: DEMO=$DEMO: expected DEMO=full or no DEMO" >&2; exit 2 ;;
 esac
