@@ -2,12 +2,13 @@
 #   make test       the whole suite (every test, the `slow` ones included): what CI runs
 #   make test-fast  the suite without the tests marked `slow` (the benchmark harness and the
 #                   slowest end-to-end runs; see pytest.ini): for the edit-test loop
+#   make demo       the quickstart end to end (scripts/demo.sh); make demo-full: 4,000 steps
 PYTHON ?= python3.11
 VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: test test-fast demo bench clean-venv
+.PHONY: test test-fast demo demo-full bench clean-venv
 
 $(STAMP): requirements.txt
 	test -x $(PY) || $(PYTHON) -m venv $(VENV) || python3 -m venv $(VENV)
@@ -23,6 +24,10 @@ test-fast: $(STAMP)
 
 demo: $(STAMP)
 	bash scripts/demo.sh $(PY)
+
+# The same with the 4,000-step pretraining recipe (configs/quickstart_full.gin): ~3x longer.
+demo-full: $(STAMP)
+	DEMO=full bash scripts/demo.sh $(PY)
 
 bench: $(STAMP)
 	@echo "Benchmarks are run one by one; see BUILD.md, section Benchmarks."

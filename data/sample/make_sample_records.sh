@@ -14,10 +14,15 @@
 # (the papers' recipe is 40: 10 keeps the files at ~55 MB and the build well under a minute
 # on 2 cores, and a run on the sample reads far fewer than 85k examples).
 #
-# Usage: bash data/sample/make_sample_records.sh [PYTHON]   (default: .venv/bin/python)
+# Usage: bash data/sample/make_sample_records.sh [PYTHON [seq32]]   (default: .venv/bin/python;
+# seq32: only the quickstart's records, as `make demo` builds them)
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 PYTHON="${1:-.venv/bin/python}"
+ONLY="${2:-}"
+if [[ -n "$ONLY" && "$ONLY" != seq32 ]]; then
+  echo "make_sample_records.sh: second argument $ONLY: expected seq32 or nothing" >&2; exit 2
+fi
 OUT=data/sample/tfrecords
 EVAL_CHAPTERS=40
 
@@ -29,14 +34,16 @@ awk -v eval_chapters="$EVAL_CHAPTERS" -v out="$OUT/corpus" '
   /^[[:space:]]*$/ { chapter++ }
 ' data/sample/kjv.txt data/sample/kjv.txt
 
-COMMON=(--vocab_file=data/sample/vocab.txt --max_seq_length=128 --max_predictions_per_seq=20
-        --masked_lm_prob=0.15 --mask_strategy=electra --lower_case)
-"$PYTHON" -m data.create_pretraining_data "${COMMON[@]}" \
-    --input_files="$OUT/corpus/train.txt" --output_dir="$OUT/train" \
-    --dupe_factor=10 --num_shards=4 --seed=12345
-"$PYTHON" -m data.create_pretraining_data "${COMMON[@]}" \
-    --input_files="$OUT/corpus/eval.txt" --output_dir="$OUT/eval" \
-    --dupe_factor=1 --num_shards=1 --seed=54321
+if [[ -z "$ONLY" ]]; then
+  COMMON=(--vocab_file=data/sample/vocab.txt --max_seq_length=128 --max_predictions_per_seq=20
+          --masked_lm_prob=0.15 --mask_strategy=electra --lower_case)
+  "$PYTHON" -m data.create_pretraining_data "${COMMON[@]}" \
+      --input_files="$OUT/corpus/train.txt" --output_dir="$OUT/train" \
+      --dupe_factor=10 --num_shards=4 --seed=12345
+  "$PYTHON" -m data.create_pretraining_data "${COMMON[@]}" \
+      --input_files="$OUT/corpus/eval.txt" --output_dir="$OUT/eval" \
+      --dupe_factor=1 --num_shards=1 --seed=54321
+fi
 SEQ32=(--vocab_file=data/sample/vocab.txt --max_seq_length=32 --max_predictions_per_seq=5
        --masked_lm_prob=0.15 --mask_strategy=electra --lower_case --nostatic_masking --dupe_factor=1)
 "$PYTHON" -m data.create_pretraining_data "${SEQ32[@]}" \

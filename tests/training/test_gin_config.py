@@ -18,7 +18,8 @@ RUNNABLE = sorted(
      glob.glob(os.path.join(REPO_ROOT, "configs", "pretrain", "*.gin")) +
      glob.glob(os.path.join(REPO_ROOT, "configs", "finetune", "glue_*.gin")) +
      glob.glob(os.path.join(REPO_ROOT, "configs", "finetune", "squad_v*.gin"))
-     if not path.endswith("glue_base.gin")] + ["configs/quickstart.gin"])
+     if not path.endswith("glue_base.gin")] +
+    ["configs/quickstart.gin", "configs/quickstart_full.gin"])
 
 
 @pytest.mark.parametrize("config", RUNNABLE)
@@ -28,6 +29,22 @@ def test_every_runnable_config_parses_from_another_folder_with_every_macro_read(
   official_runner.parse_config([config], [])
   gin.clear_config()
   official_runner.parse_config([os.path.join(REPO_ROOT, config)], [])
+
+
+def test_quickstart_full_is_the_quickstart_over_4000_steps():
+  """`make demo-full` differs from `make demo` in its length (and evaluation and checkpoint
+  intervals) only: the learning-rate schedule follows train_steps."""
+  official_runner.parse_config(["configs/quickstart.gin"], [])
+  short = set(gin.config_str().splitlines())
+  gin.clear_config()
+  official_runner.parse_config(["configs/quickstart_full.gin"], [])
+  full = set(gin.config_str().splitlines())
+  assert sorted(full - short) == ["TrainerConfig.checkpoint_interval = 1000",
+                                  "TrainerConfig.train_steps = 4000",
+                                  "TrainerConfig.validation_interval = 1000"]
+  assert sorted(short - full) == ["TrainerConfig.checkpoint_interval = 500",
+                                  "TrainerConfig.train_steps = 1000",
+                                  "TrainerConfig.validation_interval = 500"]
 
 
 def test_the_size_files_added_after_a_task_file_read_their_macros():
