@@ -10,6 +10,8 @@ from tasks.pretraining_task import PretrainingData
 from tests.kit import pretraining as helpers
 from tests.kit.gradients import mlm_and_rtd_losses
 from training.checkpoints import training_checkpoint
+from training.hf.hf_export import export_hf
+from training.hf.hf_import import warm_start_model
 from training.hf.hf_layout import encoder_slots
 
 
@@ -48,14 +50,9 @@ def test_rtd_loss_reaches_only_the_difference_and_mlm_loss_only_the_generator_ta
   mlm_on_generator, mlm_on_delta = tape.gradient(mlm, [generator_table, delta])
   assert float(tf.reduce_sum(tf.abs(tf.convert_to_tensor(mlm_on_generator)))) > 0
   assert mlm_on_delta is None
-  # The tied default: the RTD loss does reach the (one) shared table.
-  tied = _task("tied").build_model()
-  with tf.GradientTape() as tape:
-    _, tied_rtd = mlm_and_rtd_losses(tied(inputs, training=True), batch)
-  assert tape.gradient(tied_rtd, tied.encoder.embedding_table) is not None
 
 
-def test_discriminator_reads_the_sum_and_exports_it_as_a_plain_table():
+def test_discriminator_reads_the_sum_and_exports_it_as_a_plain_table(tmp_path):
   task = _task()
   model = task.build_model()
   _, inputs = _inputs(task)
@@ -74,6 +71,15 @@ def test_discriminator_reads_the_sum_and_exports_it_as_a_plain_table():
   names = [v.name for v in model.weights]
   assert len(set(id(v) for v in model.weights)) == len(names)
   assert model.generator.embedding_network is not model.encoder.embedding_network
+  # The export loads into a tied ELECTRA (its table is E_D); not back into a GDES one.
+  written = export_hf(model, str(tmp_path / "hf"))
+  tied = _task("tied").build_model()
+  tied(inputs, training=False)
+  warm_start_model(tied, written["discriminator"], written["generator"])
+  np.testing.assert_allclose(tied.encoder.embedding_table.numpy(), expected, rtol=1e-6)
+  with pytest.raises(UserError, match=r"word_embeddings.weight is computed from other "
+                     r"weights \(ElectraPretrainingTask.embedding_sharing = 'gdes'\)"):
+    warm_start_model(model, written["discriminator"])
 
 
 def _train_step(task, model, optimizer, batch, inputs):
