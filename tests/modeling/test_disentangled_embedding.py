@@ -10,6 +10,7 @@ from tasks.pretraining_task import PretrainingData
 from tests.kit import pretraining as helpers
 from tests.kit.gradients import mlm_and_rtd_losses
 from training.checkpoints import training_checkpoint
+from training.checkpoints import warm_start
 from training.hf.hf_export import export_hf
 from training.hf.hf_import import warm_start_model
 from training.hf.hf_layout import encoder_slots
@@ -108,6 +109,11 @@ def test_gdes_training_resumes_exactly(tmp_path):
   assert len(restored.weights) == len(model.weights)
   for trained, weight in zip(model.weights, restored.weights):
     np.testing.assert_array_equal(weight.numpy(), trained.numpy(), err_msg=weight.name)
+  # A plain encoder (fine-tuning, a tied ELECTRA) finds no word table there: one line.
+  tied = _task("tied").build_model()
+  tied(inputs, training=False)
+  with pytest.raises(UserError, match=r"lacks 1 of the encoder's weights .*word_embeddings"):
+    warm_start(tied, prefix)
 
 
 def test_unknown_sharing_is_a_one_line_error():
