@@ -4,8 +4,12 @@ Hand-checked losses on tiny made-up outputs (which positions count), the copy mi
 which weights each loss reaches. Training, exact resume and export: the conformance suite
 (tests/tasks/test_objective_conformance.py).
 """
+import gin
 import numpy as np
+import pytest
 import tensorflow as tf
+
+import official_runner
 
 from modeling.copy_mechanism import copy_mixture_log_prob
 from modeling.copy_mechanism import copy_mixture_probabilities
@@ -170,3 +174,22 @@ def test_all_tokens_mlm_loss_reaches_the_copy_layer_and_encoder():
   assert outputs["copy_logits"].shape == (4, helpers.SEQ)
   assert groups_reached(tape, result.losses["all_tokens_loss"], _weight_groups(model)) == {
       "embeddings", "encoder", "copy_layer"}
+
+
+@pytest.mark.parametrize("name,task_class,width,learning_rate,seq", [
+    ("electra_15_small", Electra15PretrainingTask, 0.25, 5e-4, 128),
+    ("electra_15_base", Electra15PretrainingTask, 1 / 3, 2e-4, 512),
+    ("replace_mlm_small", ReplaceMlmPretrainingTask, 0.25, 5e-4, 128),
+    ("all_tokens_mlm_base", AllTokensMlmPretrainingTask, 1 / 3, 2e-4, 512),
+])
+def test_configs_are_electras_but_the_objective(name, task_class, width, learning_rate, seq):
+  official_runner.parse_config([f"configs/pretrain/{name}.gin"], [])
+  task = gin.query_parameter("run_experiment.task").scoped_configurable_fn()
+  assert type(task) is task_class  # pylint: disable=unidiomatic-typecheck
+  np.testing.assert_allclose(task.generator_width_multiplier, width)
+  assert task.data.seq_length == seq
+  assert gin.query_parameter("create_optimizer.learning_rate") == learning_rate
+  if task_class is Electra15PretrainingTask:  # ElectraPretrainingTask's bindings reach it
+    assert (task.mlm_weight, task.rtd_weight, task.embedding_sharing) == (1.0, 50.0, "tied")
+  else:
+    assert (task.mlm_weight, task.generator_weight) == (1.0, 1.0)
