@@ -9,11 +9,14 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
+from bench import flops
+from modeling import flop_count
 import official_runner
 
 from modeling.copy_mechanism import copy_mixture_log_prob
 from modeling.copy_mechanism import copy_mixture_probabilities
 from tasks.all_tokens_mlm_pretraining import AllTokensMlmPretrainingTask
+from tasks.electra_pretraining import ElectraPretrainingTask
 from tasks.electra_15_pretraining import Electra15PretrainingTask
 from tasks.pretraining_task import PretrainingData
 from tasks.replace_mlm_pretraining import ReplaceMlmPretrainingTask
@@ -193,3 +196,25 @@ def test_configs_are_electras_but_the_objective(name, task_class, width, learnin
     assert (task.mlm_weight, task.rtd_weight, task.embedding_sharing) == (1.0, 50.0, "tied")
   else:
     assert (task.mlm_weight, task.generator_weight) == (1.0, 1.0)
+
+
+def test_flops_rules_count_what_each_variant_adds_to_electra():
+  config, data = helpers.tiny_encoder(VOCAB), _data(seq=16, predictions=3)
+  hidden, seq, predictions = config.hidden_size, 16, 3
+
+  def forward(terms):
+    return sum(term.forward for term in terms)
+
+  electra = ElectraPretrainingTask(config, data)
+  electra_15 = Electra15PretrainingTask(config, data)
+  replace_mlm = ReplaceMlmPretrainingTask(config, data)
+  all_tokens = AllTokensMlmPretrainingTask(config, data)
+  assert flops.objective_terms(electra_15) == flops.objective_terms(electra)
+  without_rtd_head = (forward(flops.objective_terms(electra)) -
+                      forward(flop_count.rtd_head_terms(hidden, seq, "rtd_head")))
+  assert forward(flops.objective_terms(replace_mlm)) == without_rtd_head + forward(
+      flop_count.masked_lm_head_terms(hidden, config, predictions, "h") +
+      [flop_count.mlm_loss(predictions, VOCAB)])
+  assert forward(flops.objective_terms(all_tokens)) == without_rtd_head + forward(
+      flop_count.masked_lm_head_terms(hidden, config, seq, "h") +
+      [flop_count.mlm_loss(seq, VOCAB), flop_count.matmul("c", seq, hidden, 1)]) + seq * 16
