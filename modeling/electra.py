@@ -2,6 +2,9 @@
 import tensorflow as tf
 import tf_keras
 
+from modeling.disentangled_embedding import EMBEDDING_SHARING
+from modeling.disentangled_embedding import gdes_embeddings
+from modeling.disentangled_embedding import GDES
 from modeling.encoder_config import EncoderConfig
 from modeling.generator_discriminator import build_generator
 from modeling import model_parts
@@ -30,11 +33,14 @@ class ElectraPretrainer(tf_keras.Model):
     sampling_temperature: temperature of the generator softmax that replacements are drawn
       from (1.0 in the paper).
     disallow_correct: never sample the original token (an ablation of the paper's appendix).
+    embedding_sharing: "tied" (the paper: one embedding sub-network) or "gdes"
+      (DeBERTa-V3's gradient-disentangled sharing, modeling/disentangled_embedding.py: the
+      discriminator's loss then never reaches the generator).
 
   Attributes:
     encoder: the discriminator, the encoder that fine-tuning and export keep.
     generator: the generator TransformerEncoder.
-    generator_mlm_head: MaskedLMHead on the generator, tied to the shared word table.
+    generator_mlm_head: MaskedLMHead on the generator, tied to the generator's word table.
     rtd_head: RTDHead on the discriminator.
 
   Call inputs: dict `input_word_ids`, `input_mask`, `input_type_ids` int32 [batch, seq];
@@ -49,17 +55,25 @@ class ElectraPretrainer(tf_keras.Model):
   """
 
   def __init__(self, config: EncoderConfig, generator_width_multiplier: float = 0.25,
-               sampling_temperature: float = 1.0, disallow_correct: bool = False, **kwargs):
+               sampling_temperature: float = 1.0, disallow_correct: bool = False,
+               embedding_sharing: str = "tied", **kwargs):
     super().__init__(**kwargs)
     if sampling_temperature <= 0:
       raise ValueError(f"sampling_temperature must be > 0, got {sampling_temperature}")
+    if embedding_sharing not in EMBEDDING_SHARING:
+      raise ValueError(f"embedding_sharing must be one of {EMBEDDING_SHARING}, "
+                       f"got {embedding_sharing!r}")
     self.config = config
     self.sampling_temperature = sampling_temperature
     self.disallow_correct = disallow_correct
-    self.encoder = TransformerEncoder(config, name="discriminator")
-    self.generator = build_generator(self.encoder, width_multiplier=generator_width_multiplier)
+    generator_embeddings, discriminator_embeddings = (
+        gdes_embeddings(config) if embedding_sharing == GDES else (None, None))
+    self.encoder = TransformerEncoder(config, embedding_network=discriminator_embeddings,
+                                      name="discriminator")
+    self.generator = build_generator(self.encoder, width_multiplier=generator_width_multiplier,
+                                     embedding_network=generator_embeddings)
     self.generator_mlm_head = MaskedLMHead(
-        self.encoder.embedding_network, initializer_range=config.initializer_range,
+        self.generator.embedding_network, initializer_range=config.initializer_range,
         norm_epsilon=config.norm_epsilon, name="generator_mlm_head")
     self.rtd_head = RTDHead(config.hidden_size, initializer_range=config.initializer_range,
                             name="rtd_head")

@@ -61,8 +61,12 @@ class EmbeddingNetwork(tf_keras.layers.Layer):
       self.word_embeddings.build(None)
     return self.word_embeddings.embeddings
 
+  def word_vectors(self, word_ids) -> tf.Tensor:
+    """The word table's rows at `word_ids` int [batch, seq]: [batch, seq, embedding_size]."""
+    return self.word_embeddings(word_ids)
+
   def call(self, inputs, training=None):
-    word = self.word_embeddings(inputs["input_word_ids"])
+    word = self.word_vectors(inputs["input_word_ids"])
     embeddings = word + self.position_embeddings(word)
     embeddings += self.type_embeddings(inputs["input_type_ids"])
     embeddings = self.layer_norm(embeddings)

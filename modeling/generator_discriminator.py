@@ -1,10 +1,12 @@
 """Builds a generator encoder that shares parts of a discriminator encoder.
 
 What is shared (the same Python objects, hence the same variables, stored once):
-- always the embedding sub-network (word, position and type tables and their LayerNorm), as
-  in the ELECTRA paper (Model Garden ties only the word table);
-- the E->H embedding projection when the generator is as wide as the discriminator; a
-  narrower generator gets its own projection from the embedding width to its width;
+- the embedding sub-network (word, position and type tables and their LayerNorm), as in the
+  ELECTRA paper (Model Garden ties only the word table), unless the generator is given its
+  own (gradient-disentangled sharing, modeling/disentangled_embedding.py);
+- the E->H embedding projection when the generator is as wide as the discriminator and
+  shares its embedding sub-network; otherwise the generator gets its own projection from the
+  embedding width to its width;
 - the bottom `num_shared_layers` Transformer layers (TEAMS partial sharing), which needs a
   generator as wide as the discriminator;
 - the relative position table (`EncoderConfig.relative_position`) when the generator has
@@ -17,7 +19,8 @@ from modeling.transformer_encoder import TransformerEncoder
 
 def build_generator(discriminator: TransformerEncoder, width_multiplier: float = 1.0,
                     depth_multiplier: float = 1.0, num_shared_layers: int = 0,
-                    name: str = "generator") -> TransformerEncoder:
+                    name: str = "generator",
+                    embedding_network=None) -> TransformerEncoder:
   """Returns a generator encoder tied to `discriminator`.
 
   Args:
@@ -27,6 +30,8 @@ def build_generator(discriminator: TransformerEncoder, width_multiplier: float =
     depth_multiplier: TEAMS' generator depth (1/2): scales the number of layers.
     num_shared_layers: how many bottom Transformer layers are the discriminator's own
       (0 = none).
+    embedding_network: the generator's own EmbeddingNetwork; None shares the
+      discriminator's.
 
   Raises:
     ValueError: sharing layers between encoders of different widths, or more layers than
@@ -47,10 +52,13 @@ def build_generator(discriminator: TransformerEncoder, width_multiplier: float =
     raise ValueError(f"num_shared_layers={num_shared_layers} exceeds the generator's "
                      f"{config.num_layers} layers")
   same_heads = config.num_attention_heads == discriminator.config.num_attention_heads
+  shares_embeddings = embedding_network is None
   return TransformerEncoder(
       config,
-      embedding_network=discriminator.embedding_network,
-      embedding_projection=discriminator.embedding_projection if same_width else None,
+      embedding_network=discriminator.embedding_network if shares_embeddings
+      else embedding_network,
+      embedding_projection=(discriminator.embedding_projection
+                            if same_width and shares_embeddings else None),
       shared_layers=discriminator.transformer_layers[:num_shared_layers],
       relative_position_bias=discriminator.relative_position_bias if same_heads else None,
       name=name)

@@ -5,7 +5,10 @@ import gin
 import tensorflow as tf
 import tf_keras
 
+from data.user_error import UserError
 from modeling import flop_count
+from modeling.disentangled_embedding import EMBEDDING_SHARING
+from modeling.disentangled_embedding import TIED
 from modeling.electra import ElectraPretrainer
 from modeling.encoder_config import EncoderConfig
 from modeling.encoder_config import scaled_config
@@ -54,6 +57,8 @@ class ElectraPretrainingTask(PretrainingTask):
     disallow_correct: never sample the original token.
     mlm_weight: weight of the generator's MLM loss (1 in the paper).
     rtd_weight: weight of the discriminator's loss, the paper's lambda (50).
+    embedding_sharing: "tied" (the paper's one embedding sub-network) or "gdes"
+      (DeBERTa-V3's gradient-disentangled sharing, modeling/disentangled_embedding.py).
 
   Metrics: masked_lm_accuracy, sampled_token_correct_rate (how often the generator samples
   the original token), disc_accuracy, disc_precision, disc_recall, disc_auc (real tokens
@@ -63,8 +68,12 @@ class ElectraPretrainingTask(PretrainingTask):
   def __init__(self, encoder: EncoderConfig, data: PretrainingData, seed: int = 0,
                generator_width_multiplier: float = 0.25, sampling_temperature: float = 1.0,
                disallow_correct: bool = False, mlm_weight: float = 1.0,
-               rtd_weight: float = 50.0):
+               rtd_weight: float = 50.0, embedding_sharing: str = TIED):
     super().__init__(encoder=encoder, data=data, seed=seed)
+    if embedding_sharing not in EMBEDDING_SHARING:
+      raise UserError(f"ElectraPretrainingTask.embedding_sharing must be one of "
+                      f"{EMBEDDING_SHARING}, got {embedding_sharing!r}")
+    self.embedding_sharing = embedding_sharing
     self.generator_width_multiplier = generator_width_multiplier
     self.sampling_temperature = sampling_temperature
     self.disallow_correct = disallow_correct
@@ -75,7 +84,8 @@ class ElectraPretrainingTask(PretrainingTask):
     return ElectraPretrainer(
         self.encoder_config, generator_width_multiplier=self.generator_width_multiplier,
         sampling_temperature=self.sampling_temperature,
-        disallow_correct=self.disallow_correct, name="electra_pretrainer")
+        disallow_correct=self.disallow_correct, embedding_sharing=self.embedding_sharing,
+        name="electra_pretrainer")
 
   def model_inputs(self, batch, step, training):
     batch_size = tf.shape(batch["input_word_ids"])[0]

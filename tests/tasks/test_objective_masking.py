@@ -31,6 +31,9 @@ SEQ, PREDICTIONS = 32, 5
 PAPER_MASKING = {
     "bert": ("bert", 0.15, False, 1),
     "electra": ("electra", 0.15, False, 1),
+    "electra_15": ("electra", 0.15, False, 1),  # ELECTRA's (Table 4 ablations)
+    "replace_mlm": ("electra", 0.15, False, 1),
+    "all_tokens_mlm": ("electra", 0.15, False, 1),
     "teams": ("bert", 0.15, False, 1),
     "script": ("bert", 0.15, False, 1),
     "electra_hp_loss": ("electra", 0.15, True, 3),

@@ -141,6 +141,11 @@ def load_part(part: HfPart, architecture: str, state: StateDict, source: str,
     raise UserError(f"{source} ({architecture}) has no {', '.join(absent[:4])}")
   for slot in slots:  # every shape is checked before any variable changes
     slot.check_hf_shape(state[slot.name], source)
+    if slot.variable.ref() not in keep and not hasattr(slot.variable, "assign"):
+      raise UserError(
+          f"{source}: this {part.name}'s {slot.name} is computed from other weights "
+          "(ElectraPretrainingTask.embedding_sharing = 'gdes'), so a transformers "
+          "checkpoint cannot be loaded into it: warm-start with embedding_sharing = 'tied'")
   for slot in slots:
     if slot.variable.ref() not in keep:
       slot.assign_from_hf(state[slot.name], source)

@@ -1,0 +1,43 @@
+"""All-Tokens MLM (Clark et al., 2020, Table 4): Replace MLM predicting every token, with a
+copy mechanism."""
+import tensorflow as tf
+import tf_keras
+
+from modeling.encoder_config import EncoderConfig
+from modeling.initializers import truncated_normal
+from modeling.replace_mlm import ReplaceMlmPretrainer
+
+
+class AllTokensMlmPretrainer(ReplaceMlmPretrainer):
+  """Replace MLM whose encoder predicts the original of every token, copying or generating.
+
+  The paper: "the model predicts the identity of all tokens in the input ... with an explicit
+  copy mechanism that outputs a copy probability D for each token using a sigmoid layer. The
+  model's output distribution puts D weight on the input token plus 1-D times the output of
+  the MLM softmax." The sigmoid layer is one Dense(1) on the encoder's final hidden state
+  (the paper names no other input or depth); the MLM softmax is the tied MaskedLMHead,
+  run at every position. The copy layer has no transformers counterpart: it stays in our
+  checkpoints, and the export is Replace MLM's (ElectraForMaskedLM).
+
+  Args: as ReplaceMlmPretrainer.
+
+  Attributes: ReplaceMlmPretrainer's, plus `copy_layer` (Dense(1)).
+
+  Call output: ReplaceMlmPretrainer's, with `predictions` giving
+    `token_logits` float32 [batch, seq, vocab], the MLM head at every position;
+    `copy_logits` float32 [batch, seq], the logit of D.
+  """
+
+  def __init__(self, config: EncoderConfig, **kwargs):
+    super().__init__(config, **kwargs)
+    self.copy_layer = tf_keras.layers.Dense(
+        1, kernel_initializer=truncated_normal(config.initializer_range), dtype=tf.float32,
+        name="copy_layer")
+
+  def predictions(self, sequence_output, inputs, corrupted_word_ids):
+    del inputs, corrupted_word_ids
+    batch_size, seq_length = tf.shape(sequence_output)[0], tf.shape(sequence_output)[1]
+    every_position = tf.tile(tf.range(seq_length)[tf.newaxis], [batch_size, 1])
+    copy_logits = self.copy_layer(tf.cast(sequence_output, tf.float32))[..., 0]
+    return dict(token_logits=self.masked_lm_head(sequence_output, every_position),
+                copy_logits=copy_logits)
