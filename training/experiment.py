@@ -65,11 +65,15 @@ class RuntimeConfig:
     precision: "float32", "mixed_bfloat16" or "mixed_float16" (loss-scaled).
     jit_compile: compile the whole training step with XLA (training/trainer.py,
       `whole_step_compiles`: with several CPU replicas only the forward and backward pass).
+    heartbeat_timeout_s: multi_worker_mirrored: seconds TensorFlow's coordination service
+      waits for a worker's heartbeat before it stops every worker (TensorFlow's own default
+      is 10 s, which a worker on an overloaded machine can miss; docs/fault_tolerance.md).
   """
   distribution_strategy: str = "default"
   tpu_address: str = ""
   precision: str = "float32"
   jit_compile: bool = False
+  heartbeat_timeout_s: int = distribution.DEFAULT_HEARTBEAT_TIMEOUT_S
 
   def __post_init__(self):
     if self.distribution_strategy not in distribution.STRATEGIES:
@@ -78,6 +82,9 @@ class RuntimeConfig:
     if self.precision not in precision.POLICIES:
       raise UserError(f"RuntimeConfig.precision={self.precision!r} is not one of "
                        f"{precision.POLICIES}")
+    if self.heartbeat_timeout_s <= 0:
+      raise UserError(f"RuntimeConfig.heartbeat_timeout_s must be > 0, got "
+                       f"{self.heartbeat_timeout_s}")
 
 
 @gin.configurable
@@ -174,7 +181,8 @@ def run_experiment(mode: str, model_dir: str, task: Task = gin.REQUIRED,
     raise ValueError(f"mode must be one of {MODES}, got {mode!r}")
   runtime, config = RuntimeConfig(), TrainerConfig()
   precision.set_precision_policy(runtime.precision)
-  strategy = distribution.create_strategy(runtime.distribution_strategy, runtime.tpu_address)
+  strategy = distribution.create_strategy(runtime.distribution_strategy, runtime.tpu_address,
+                                          runtime.heartbeat_timeout_s)
   tf_keras.utils.set_random_seed(task.seed)
   # Dropout draws from tf.random.Generators, whose states the checkpoint saves.
   tf_keras.backend.experimental.enable_tf_random_generator()
