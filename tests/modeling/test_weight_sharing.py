@@ -1,4 +1,5 @@
 """What a generator shares with its discriminator: `weight_sharing` (ELECTRA section 3.2)."""
+import gin
 import numpy as np
 import pytest
 import tensorflow as tf
@@ -6,6 +7,7 @@ import tensorflow as tf
 from data.user_error import UserError
 from modeling.electra import ElectraPretrainer
 from modeling.weight_sharing import WEIGHT_SHARING
+import official_runner
 from tasks.electra_hp_pretraining import ElectraHpPretrainingTask
 from tasks.electra_pretraining import ElectraPretrainingTask
 from tasks.pretraining_task import PretrainingData
@@ -123,3 +125,14 @@ def test_bad_combinations_are_one_line_errors():
   with pytest.raises(ValueError, match=r"weight_sharing='all' .* hidden 16 x 2 layers "
                      r"against 32 x 2"):
     ElectraPretrainer(CONFIG, generator_width_multiplier=0.5, weight_sharing="all")
+
+
+@pytest.mark.parametrize("size, hidden, steps", [("small", 256, 1000000), ("base", 768, 500000)])
+@pytest.mark.parametrize("scheme", ["none", "embeddings", "all"])
+def test_section_3_2_configs_are_electras_with_a_same_size_generator(size, hidden, steps, scheme):
+  official_runner.parse_config([f"configs/pretrain/electra_{size}_share_{scheme}.gin"], [])
+  task = gin.query_parameter("run_experiment.task").scoped_configurable_fn()
+  assert type(task) is ElectraPretrainingTask  # pylint: disable=unidiomatic-typecheck
+  assert (task.weight_sharing, task.generator_width_multiplier) == (scheme, 1.0)
+  assert task.encoder_config.hidden_size == hidden
+  assert gin.query_parameter("TrainerConfig.train_steps") == steps
