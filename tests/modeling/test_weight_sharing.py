@@ -6,6 +6,8 @@ import tensorflow as tf
 
 from data.user_error import UserError
 from modeling.electra import ElectraPretrainer
+from modeling.electra_hp import ElectraHpPretrainer
+from modeling.teams import TeamsPretrainer
 from modeling.weight_sharing import WEIGHT_SHARING
 import official_runner
 from tasks.electra_hp_pretraining import ElectraHpPretrainingTask
@@ -15,8 +17,11 @@ from tasks.teams_pretraining import TeamsPretrainingTask
 from tests.kit import pretraining as helpers
 from tests.kit.gradients import mlm_and_rtd_losses
 from tests.kit.gradients import variable_ids
+from tests.kit import hf_reference
+from tests.kit.inputs import tiny_inputs
 from training.hf.hf_export import export_hf
 from training.hf.hf_import import warm_start_model
+from training.hf.hf_parts import hf_parts
 
 CONFIG = helpers.tiny_encoder(helpers.VOCAB)  # L2 H32 A2 E16: E != H, so a projection
 
@@ -136,3 +141,27 @@ def test_section_3_2_configs_are_electras_with_a_same_size_generator(size, hidde
   assert (task.weight_sharing, task.generator_width_multiplier) == (scheme, 1.0)
   assert task.encoder_config.hidden_size == hidden
   assert gin.query_parameter("TrainerConfig.train_steps") == steps
+
+
+@pytest.mark.parametrize("objective, scheme", [
+    ("electra", "all"), ("electra_hp", "gdes"), ("teams", "gdes")])
+def test_exports_load_into_transformers_and_compute_alike(objective, scheme, tmp_path):
+  """GDES writes E_D = E_G + E_delta as a plain table; "all" the one encoder twice."""
+  model = {"electra": lambda: ElectraPretrainer(CONFIG, generator_width_multiplier=1.0,
+                                                weight_sharing=scheme),
+           "electra_hp": lambda: ElectraHpPretrainer(CONFIG, generator_width_multiplier=0.5,
+                                                     weight_sharing=scheme),
+           "teams": lambda: TeamsPretrainer(CONFIG, weight_sharing=scheme)}[objective]()
+  inputs = tiny_inputs(seq=8, vocab=helpers.VOCAB)
+  for part in hf_parts(model):
+    hf_reference.our_outputs(part, inputs)
+  hf_reference.scramble_weights(model.weights, seed=1)  # E_delta far from zero too
+  written = export_hf(model, str(tmp_path))
+  for part in hf_parts(model):
+    reference, info = hf_reference.load_transformers_model(part.architecture,
+                                                           written[part.name])
+    assert info == {"missing_keys": [], "unexpected_keys": [], "mismatched_keys": []}
+    sequence, logits = hf_reference.our_outputs(part, inputs)
+    their_sequence, their_logits = hf_reference.transformers_outputs(reference, inputs)
+    np.testing.assert_allclose(their_sequence, sequence, atol=1e-5, rtol=0)
+    np.testing.assert_allclose(their_logits, logits, atol=1e-5, rtol=0)
