@@ -1,18 +1,19 @@
 """Gradient-disentangled embedding sharing, GDES (He et al., 2021, DeBERTa-V3, section 3.2).
 
+`weight_sharing = 'gdes'` of ELECTRA, ELECTRA-HP and TEAMS (modeling/weight_sharing.py).
+
 The discriminator's word table is E_D = stop_gradient(E_G) + E_delta: the generator's
-table E_G, updated by the generator's MLM loss only, plus a difference E_delta, initialised
-at zero and updated by the discriminator's loss only. The rest of the discriminator's
+table E_G, updated by the generator's losses only (its MLM loss; ELECTRA-HP's sampling
+head, which sits on the generator, too), plus a difference E_delta, initialised at zero and
+updated by the discriminator's losses only (RTD; TEAMS' MWS too). The rest of the discriminator's
 embedding sub-network (position and type tables, LayerNorm) is its own, as DeBERTa-V3's
 discriminator shares nothing else with its generator.
 """
 import tensorflow as tf
 
+from modeling.embedding_network import embedding_arguments
 from modeling.embedding_network import EmbeddingNetwork
 from modeling.encoder_config import EncoderConfig
-
-TIED, GDES = "tied", "gdes"
-EMBEDDING_SHARING = (TIED, GDES)
 
 
 class DisentangledEmbeddingNetwork(EmbeddingNetwork):
@@ -59,10 +60,6 @@ class DisentangledEmbeddingNetwork(EmbeddingNetwork):
 def gdes_embeddings(config: EncoderConfig):
   """(generator's EmbeddingNetwork, discriminator's DisentangledEmbeddingNetwork) for
   `config` (the discriminator's; both tables are vocab_size x embedding_size)."""
-  arguments = dict(vocab_size=config.vocab_size, embedding_size=config.embedding_size,
-                   max_sequence_length=config.max_sequence_length,
-                   type_vocab_size=config.type_vocab_size, dropout_rate=config.dropout_rate,
-                   initializer_range=config.initializer_range,
-                   norm_epsilon=config.norm_epsilon)
+  arguments = embedding_arguments(config)
   generator = EmbeddingNetwork(name="generator_embeddings", **arguments)
   return generator, DisentangledEmbeddingNetwork(generator, name="embeddings", **arguments)

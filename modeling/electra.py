@@ -2,29 +2,27 @@
 import tensorflow as tf
 import tf_keras
 
-from modeling.disentangled_embedding import EMBEDDING_SHARING
-from modeling.disentangled_embedding import gdes_embeddings
-from modeling.disentangled_embedding import GDES
 from modeling.encoder_config import EncoderConfig
-from modeling.generator_discriminator import build_generator
 from modeling import model_parts
 from modeling.masked_lm_head import MaskedLMHead
 from modeling.rtd_head import RTDHead
 from modeling.sampling import categorical_sample
 from modeling.sampling import replace_masked_tokens
-from modeling.transformer_encoder import TransformerEncoder
+from modeling.weight_sharing import build_encoders
+from modeling.weight_sharing import EMBEDDINGS
 
 
 class ElectraPretrainer(tf_keras.Model):
-  """Generator (masked LM) + discriminator (replaced-token detection), embeddings tied.
+  """Generator (masked LM) + discriminator (replaced-token detection), embeddings tied
+  (by default; `weight_sharing`).
 
   The generator reads the masked input and predicts the original tokens at the masked
   positions; one replacement per position is drawn from its softmax
   (`sampling.categorical_sample`, so the draw is a function of per-example seeds) and
   written into the input; the discriminator labels every token original or replaced. The
   sample is discrete and the generator logits it comes from are stop-gradient'ed, so the
-  discriminator's loss reaches the generator only through the shared embedding
-  sub-network, as in the paper.
+  discriminator's loss reaches the generator only through what they share, as in the
+  paper: the embedding sub-network by default.
 
   Args:
     config: the discriminator's EncoderConfig.
@@ -33,13 +31,16 @@ class ElectraPretrainer(tf_keras.Model):
     sampling_temperature: temperature of the generator softmax that replacements are drawn
       from (1.0 in the paper).
     disallow_correct: never sample the original token (an ablation of the paper's appendix).
-    embedding_sharing: "tied" (the paper: one embedding sub-network) or "gdes"
-      (DeBERTa-V3's gradient-disentangled sharing, modeling/disentangled_embedding.py: the
-      discriminator's loss then never reaches the generator).
+    weight_sharing: what the generator shares with the discriminator
+      (modeling/weight_sharing.py): "embeddings" (the paper: one embedding sub-network),
+      "none", "gdes" (DeBERTa-V3's gradient-disentangled sharing: the discriminator's loss
+      then never reaches the generator) or "all" (one Transformer, two heads; needs
+      generator_width_multiplier 1).
 
   Attributes:
     encoder: the discriminator, the encoder that fine-tuning and export keep.
-    generator: the generator TransformerEncoder.
+    generator: the generator TransformerEncoder (under "all", every variable of it is the
+      discriminator's).
     generator_mlm_head: MaskedLMHead on the generator, tied to the generator's word table.
     rtd_head: RTDHead on the discriminator.
 
@@ -56,22 +57,16 @@ class ElectraPretrainer(tf_keras.Model):
 
   def __init__(self, config: EncoderConfig, generator_width_multiplier: float = 0.25,
                sampling_temperature: float = 1.0, disallow_correct: bool = False,
-               embedding_sharing: str = "tied", **kwargs):
+               weight_sharing: str = EMBEDDINGS, **kwargs):
     super().__init__(**kwargs)
     if sampling_temperature <= 0:
       raise ValueError(f"sampling_temperature must be > 0, got {sampling_temperature}")
-    if embedding_sharing not in EMBEDDING_SHARING:
-      raise ValueError(f"embedding_sharing must be one of {EMBEDDING_SHARING}, "
-                       f"got {embedding_sharing!r}")
     self.config = config
     self.sampling_temperature = sampling_temperature
     self.disallow_correct = disallow_correct
-    generator_embeddings, discriminator_embeddings = (
-        gdes_embeddings(config) if embedding_sharing == GDES else (None, None))
-    self.encoder = TransformerEncoder(config, embedding_network=discriminator_embeddings,
-                                      name="discriminator")
-    self.generator = build_generator(self.encoder, width_multiplier=generator_width_multiplier,
-                                     embedding_network=generator_embeddings)
+    self.weight_sharing = weight_sharing
+    self.encoder, self.generator = build_encoders(
+        config, weight_sharing, width_multiplier=generator_width_multiplier)
     self.generator_mlm_head = MaskedLMHead(
         self.generator.embedding_network, initializer_range=config.initializer_range,
         norm_epsilon=config.norm_epsilon, name="generator_mlm_head")

@@ -17,6 +17,10 @@ discriminator's outputs constant, so it never trains the discriminator; it does 
 generator body and the tied embeddings, which the head shares (the paper's joint objective
 minimises all three losses over theta_G, theta_S and theta_D with theta_S inside the
 generator).
+
+`weight_sharing` is ELECTRA's (modeling/weight_sharing.py); the sampling head reads the
+generator's word table, so under "gdes" its loss, like the MLM loss, trains E_G and never
+the discriminator's difference table.
 """
 import tensorflow as tf
 
@@ -43,11 +47,13 @@ class ElectraHpPretrainer(ElectraPretrainer):
     hardness_method: "hp_loss" or "hp_dist".
     generator_width_multiplier: generator size relative to the discriminator (Table 7:
       1/4 Small, 1/3 Base).
+    **kwargs: ElectraPretrainer's (`weight_sharing`, ...) and Keras'.
 
   Attributes (besides ElectraPretrainer's `encoder`, `generator`, `generator_mlm_head`,
     `rtd_head`):
-    sampling_head: MaskedLMHead on the generator output; its vocabulary logits are sigmoid
-      logits of D_hat (hp_loss) or softmax logits of p_S (hp_dist).
+    sampling_head: MaskedLMHead on the generator output and word table (the
+      discriminator's too unless weight_sharing is "none" or "gdes"); its vocabulary
+      logits are sigmoid logits of D_hat (hp_loss) or softmax logits of p_S (hp_dist).
 
   Call inputs: as ElectraPretrainer.
   Call output: ElectraPretrainer's dict (`mlm_logits`, `sampled_ids`, `corrupted_word_ids`,
@@ -64,7 +70,7 @@ class ElectraHpPretrainer(ElectraPretrainer):
                        f"got {hardness_method!r}")
     self.hardness_method = hardness_method
     self.sampling_head = MaskedLMHead(
-        self.encoder.embedding_network, initializer_range=config.initializer_range,
+        self.generator.embedding_network, initializer_range=config.initializer_range,
         norm_epsilon=config.norm_epsilon, name="sampling_head")
 
   def call(self, inputs, training=None):

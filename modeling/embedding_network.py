@@ -74,3 +74,11 @@ class EmbeddingNetwork(tf_keras.layers.Layer):
 
   def get_config(self):
     return dict(super().get_config(), **self._config)
+
+
+def embedding_arguments(config) -> dict:
+  """EmbeddingNetwork's arguments for an encoder_config.EncoderConfig `config`."""
+  return dict(vocab_size=config.vocab_size, embedding_size=config.embedding_size,
+              max_sequence_length=config.max_sequence_length,
+              type_vocab_size=config.type_vocab_size, dropout_rate=config.dropout_rate,
+              initializer_range=config.initializer_range, norm_epsilon=config.norm_epsilon)

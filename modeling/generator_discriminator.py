@@ -3,7 +3,7 @@
 What is shared (the same Python objects, hence the same variables, stored once):
 - the embedding sub-network (word, position and type tables and their LayerNorm), as in the
   ELECTRA paper (Model Garden ties only the word table), unless the generator is given its
-  own (gradient-disentangled sharing, modeling/disentangled_embedding.py);
+  own (`weight_sharing` 'none' or 'gdes', modeling/weight_sharing.py, which calls this);
 - the E->H embedding projection when the generator is as wide as the discriminator and
   shares its embedding sub-network; otherwise the generator gets its own projection from the
   embedding width to its width;

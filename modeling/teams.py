@@ -4,7 +4,8 @@ Shen et al. (2021), "Training ELECTRA Augmented with Multi-word Selection":
 
 - Generator: as wide as the discriminator and half as deep; its bottom half are the
   discriminator's own bottom layers (the same objects), and the whole embedding sub-network
-  is tied (modeling/generator_discriminator.py).
+  is tied (modeling/generator_discriminator.py), or shared through DeBERTa-V3's stop-gradient
+  (`weight_sharing = "gdes"`, modeling/weight_sharing.py).
 - Per masked position the generator draws one replacement (as ELECTRA) and K non-original
   candidates without replacement (modeling/candidate_sampling.py); the candidate set is the
   original plus those K, in a random order.
@@ -28,7 +29,6 @@ from modeling.candidate_sampling import SAMPLED
 from modeling.candidate_sampling import negative_candidates
 from modeling.candidate_sampling import shuffled_candidate_set
 from modeling.encoder_config import EncoderConfig
-from modeling.generator_discriminator import build_generator
 from modeling import model_parts
 from modeling.masked_lm_head import MaskedLMHead
 from modeling.rtd_head import RTDHead
@@ -36,7 +36,13 @@ from modeling.sampling import categorical_sample
 from modeling.sampling import fold_in_seeds
 from modeling.sampling import gumbel_noise
 from modeling.sampling import replace_masked_tokens
-from modeling.transformer_encoder import TransformerEncoder
+from modeling.weight_sharing import build_encoders
+from modeling.weight_sharing import EMBEDDINGS
+from modeling.weight_sharing import GDES
+
+# What TEAMS' generator may share beyond its bottom layers: "none" and "all" would be
+# other models (num_shared_generator_layers sets the layers).
+TEAMS_WEIGHT_SHARING = (EMBEDDINGS, GDES)
 
 # Salts that turn one per-example seed into independent seeds for TEAMS' three draws.
 _REPLACEMENT_SALT, _NEGATIVES_SALT, _ORDER_SALT = 1, 2, 3
@@ -54,11 +60,15 @@ class TeamsPretrainer(tf_keras.Model):
     num_negatives: K, non-original candidates per masked position (5).
     negative_strategy: "sampled" (the paper) or "hardest" (the K most likely
       non-original tokens, the Figure 5 ablation).
+    weight_sharing: "embeddings" (the paper: one embedding sub-network) or "gdes"
+      (the discriminator's word table is stop_gradient(the generator's) + a difference;
+      the generator then has its own embedding sub-network and E->H projection, and its
+      MLM head reads its own table, the MWS head the discriminator's).
 
   Attributes:
     encoder: the discriminator's L-layer encoder; its output is the MWS branch (exported).
     generator: the generator TransformerEncoder.
-    generator_mlm_head: MaskedLMHead on the generator.
+    generator_mlm_head: MaskedLMHead on the generator and its word table.
     rtd_head: AttentionTaskHead (k layers + RTDHead) reading the encoder's layer L - k.
     mws_head: MaskedLMHead without output bias on the encoder output, called with the
       candidate ids.
@@ -79,8 +89,12 @@ class TeamsPretrainer(tf_keras.Model):
 
   def __init__(self, config: EncoderConfig, generator_depth_multiplier: float = 0.5,
                num_shared_generator_layers=None, num_task_specific_layers: int = 1,
-               num_negatives: int = 5, negative_strategy: str = SAMPLED, **kwargs):
+               num_negatives: int = 5, negative_strategy: str = SAMPLED,
+               weight_sharing: str = EMBEDDINGS, **kwargs):
     super().__init__(**kwargs)
+    if weight_sharing not in TEAMS_WEIGHT_SHARING:
+      raise ValueError(f"TEAMS' weight_sharing must be one of {TEAMS_WEIGHT_SHARING}, "
+                       f"got {weight_sharing!r}")
     if negative_strategy not in NEGATIVE_STRATEGIES:
       raise ValueError(f"negative_strategy must be one of {NEGATIVE_STRATEGIES}, "
                        f"got {negative_strategy!r}")
@@ -94,14 +108,15 @@ class TeamsPretrainer(tf_keras.Model):
     self.num_negatives = num_negatives
     self.negative_strategy = negative_strategy
 
-    self.encoder = TransformerEncoder(config, name="discriminator")
+    self.weight_sharing = weight_sharing
     generator_layers = max(1, round(config.num_layers * generator_depth_multiplier))
     if num_shared_generator_layers is None:
       num_shared_generator_layers = generator_layers // 2
-    self.generator = build_generator(self.encoder, depth_multiplier=generator_depth_multiplier,
-                                     num_shared_layers=num_shared_generator_layers)
+    self.encoder, self.generator = build_encoders(
+        config, weight_sharing, depth_multiplier=generator_depth_multiplier,
+        num_shared_layers=num_shared_generator_layers)
     self.generator_mlm_head = MaskedLMHead(
-        self.encoder.embedding_network, initializer_range=config.initializer_range,
+        self.generator.embedding_network, initializer_range=config.initializer_range,
         norm_epsilon=config.norm_epsilon, name="generator_mlm_head")
     self.rtd_head = AttentionTaskHead(
         config, num_layers=num_task_specific_layers,

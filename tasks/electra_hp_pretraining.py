@@ -16,6 +16,7 @@ from modeling.focal_loss import focal_cross_entropy
 from modeling.hardness_sampling import HARDNESS_METHODS
 from modeling.hardness_sampling import HP_LOSS
 from modeling.losses import weighted_mean
+from modeling.weight_sharing import EMBEDDINGS
 from tasks.correlation_metric import PearsonCorrelation
 from tasks.electra_pretraining import electra_flop_terms
 from tasks.electra_pretraining import ElectraPretrainingTask
@@ -50,6 +51,8 @@ class ElectraHpPretrainingTask(ElectraPretrainingTask):
     mlm_weight: weight of the generator's focal MLM loss (1).
     sampling_head_weight: lambda_1; None takes the paper's 5 (hp_loss) or 1 (hp_dist).
     rtd_weight: lambda_2 (50).
+    weight_sharing: ELECTRA's (modeling/weight_sharing.py): "embeddings" (the paper's tied
+      embeddings), "none", "gdes" or "all" (with generator_width_multiplier = 1.0).
 
   Metrics: ELECTRA's (masked_lm_accuracy, sampled_token_correct_rate, disc_*), plus
     disc_accuracy_masked: RTD accuracy at the masked positions (Table 5);
@@ -66,10 +69,12 @@ class ElectraHpPretrainingTask(ElectraPretrainingTask):
   def __init__(self, encoder: EncoderConfig, data: PretrainingData, seed: int = 0,
                hardness_method: str = HP_LOSS, generator_width_multiplier: float = 0.25,
                focal_gamma: Union[float, str] = 1.0, mlm_weight: float = 1.0,
-               sampling_head_weight: Optional[float] = None, rtd_weight: float = 50.0):
+               sampling_head_weight: Optional[float] = None, rtd_weight: float = 50.0,
+               weight_sharing: str = EMBEDDINGS):
     super().__init__(encoder=encoder, data=data, seed=seed,
                      generator_width_multiplier=generator_width_multiplier,
-                     mlm_weight=mlm_weight, rtd_weight=rtd_weight)
+                     mlm_weight=mlm_weight, rtd_weight=rtd_weight,
+                     weight_sharing=weight_sharing)
     if hardness_method not in HARDNESS_METHODS:
       raise UserError(f"hardness_method must be one of {HARDNESS_METHODS}, "
                        f"got {hardness_method!r}")
@@ -82,7 +87,7 @@ class ElectraHpPretrainingTask(ElectraPretrainingTask):
     return ElectraHpPretrainer(
         self.encoder_config, hardness_method=self.hardness_method,
         generator_width_multiplier=self.generator_width_multiplier,
-        name="electra_hp_pretrainer")
+        weight_sharing=self.weight_sharing, name="electra_hp_pretrainer")
 
   def build_metrics(self) -> Dict[str, tf_keras.metrics.Metric]:
     metrics = dict(super().build_metrics())

@@ -7,14 +7,15 @@ import tf_keras
 
 from data.user_error import UserError
 from modeling import flop_count
-from modeling.disentangled_embedding import EMBEDDING_SHARING
-from modeling.disentangled_embedding import TIED
 from modeling.electra import ElectraPretrainer
 from modeling.encoder_config import EncoderConfig
 from modeling.encoder_config import scaled_config
 from modeling.losses import masked_lm_loss
 from modeling.losses import replaced_token_detection_loss
 from modeling.sampling import example_seeds
+from modeling.weight_sharing import ALL
+from modeling.weight_sharing import EMBEDDINGS
+from modeling.weight_sharing import WEIGHT_SHARING
 from tasks.bert_pretraining import masked_lm_accuracy_update
 from tasks.pretraining_task import global_example_indices
 from tasks.pretraining_task import PretrainingData
@@ -57,8 +58,10 @@ class ElectraPretrainingTask(PretrainingTask):
     disallow_correct: never sample the original token.
     mlm_weight: weight of the generator's MLM loss (1 in the paper).
     rtd_weight: weight of the discriminator's loss, the paper's lambda (50).
-    embedding_sharing: "tied" (the paper's one embedding sub-network) or "gdes"
-      (DeBERTa-V3's gradient-disentangled sharing, modeling/disentangled_embedding.py).
+    weight_sharing: what the generator shares with the discriminator
+      (modeling/weight_sharing.py): "embeddings" (the paper's one embedding sub-network),
+      "none", "gdes" (DeBERTa-V3's gradient-disentangled embedding sharing) or "all"
+      (every encoder weight; needs generator_width_multiplier = 1.0).
 
   Metrics: masked_lm_accuracy, sampled_token_correct_rate (how often the generator samples
   the original token), disc_accuracy, disc_precision, disc_recall, disc_auc (real tokens
@@ -68,12 +71,18 @@ class ElectraPretrainingTask(PretrainingTask):
   def __init__(self, encoder: EncoderConfig, data: PretrainingData, seed: int = 0,
                generator_width_multiplier: float = 0.25, sampling_temperature: float = 1.0,
                disallow_correct: bool = False, mlm_weight: float = 1.0,
-               rtd_weight: float = 50.0, embedding_sharing: str = TIED):
+               rtd_weight: float = 50.0, weight_sharing: str = EMBEDDINGS):
     super().__init__(encoder=encoder, data=data, seed=seed)
-    if embedding_sharing not in EMBEDDING_SHARING:
-      raise UserError(f"ElectraPretrainingTask.embedding_sharing must be one of "
-                      f"{EMBEDDING_SHARING}, got {embedding_sharing!r}")
-    self.embedding_sharing = embedding_sharing
+    binding = type(self).__name__
+    if weight_sharing not in WEIGHT_SHARING:
+      raise UserError(f"{binding}.weight_sharing must be one of {WEIGHT_SHARING}, "
+                      f"got {weight_sharing!r}")
+    if weight_sharing == ALL and generator_width_multiplier != 1.0:
+      raise UserError(
+          f"{binding}.weight_sharing = 'all' ties every encoder weight, so the generator "
+          f"must be as large as the discriminator: set {binding}.generator_width_multiplier "
+          f"= 1.0 (got {generator_width_multiplier})")
+    self.weight_sharing = weight_sharing
     self.generator_width_multiplier = generator_width_multiplier
     self.sampling_temperature = sampling_temperature
     self.disallow_correct = disallow_correct
@@ -84,7 +93,7 @@ class ElectraPretrainingTask(PretrainingTask):
     return ElectraPretrainer(
         self.encoder_config, generator_width_multiplier=self.generator_width_multiplier,
         sampling_temperature=self.sampling_temperature,
-        disallow_correct=self.disallow_correct, embedding_sharing=self.embedding_sharing,
+        disallow_correct=self.disallow_correct, weight_sharing=self.weight_sharing,
         name="electra_pretrainer")
 
   def model_inputs(self, batch, step, training):
@@ -129,7 +138,10 @@ def generator_and_discriminator_flop_terms(task: ElectraPretrainingTask,
   """Generator + its MLM head and loss + one categorical draw + the discriminator encoder.
 
   The generator is a full encoder at its own width that re-embeds its input with the
-  shared tables (TEAMS' computes its shared layers itself).
+  shared tables (TEAMS' computes its shared layers itself). `weight_sharing` changes which
+  variables exist, not this count: under "all" the one Transformer still runs twice, on
+  the masked and on the corrupted input; GDES's table sum (vocab x E once per step, not per
+  sequence) is left out.
   """
   config, seq = task.encoder_config, task.data.seq_length
   positions, vocab = task.data.max_predictions_per_seq, task.encoder_config.vocab_size

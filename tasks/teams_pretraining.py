@@ -5,11 +5,14 @@ import gin
 import tensorflow as tf
 import tf_keras
 
+from data.user_error import UserError
 from modeling import flop_count
 from modeling.encoder_config import EncoderConfig
 from modeling.encoder_config import scaled_config
 from modeling.losses import masked_lm_loss
+from modeling.teams import TEAMS_WEIGHT_SHARING
 from modeling.teams import TeamsPretrainer
+from modeling.weight_sharing import EMBEDDINGS
 from tasks.electra_pretraining import ElectraPretrainingTask
 from tasks.electra_pretraining import generator_and_discriminator_flop_terms
 from tasks.pretraining_task import PretrainingData
@@ -34,6 +37,9 @@ class TeamsPretrainingTask(ElectraPretrainingTask):
     mlm_weight: weight of the generator's MLM loss (1).
     rtd_weight: lambda_1 (5).
     mws_weight: lambda_2 (2).
+    weight_sharing: "embeddings" (the paper: the generator uses the discriminator's
+      embedding sub-network) or "gdes" (DeBERTa-V3's gradient-disentangled embedding
+      sharing, modeling/disentangled_embedding.py); the bottom layers are shared either way.
 
   Metrics: ELECTRA's (masked_lm_accuracy, sampled_token_correct_rate, disc_accuracy,
   disc_precision, disc_recall, disc_auc) plus mws_accuracy (the original picked from its
@@ -45,9 +51,14 @@ class TeamsPretrainingTask(ElectraPretrainingTask):
                num_shared_generator_layers: Optional[int] = None,
                num_task_specific_layers: int = 1, num_negatives: int = 5,
                negative_strategy: str = "sampled", mlm_weight: float = 1.0,
-               rtd_weight: float = 5.0, mws_weight: float = 2.0):
+               rtd_weight: float = 5.0, mws_weight: float = 2.0,
+               weight_sharing: str = EMBEDDINGS):
+    if weight_sharing not in TEAMS_WEIGHT_SHARING:
+      raise UserError(
+          f"TeamsPretrainingTask.weight_sharing must be one of {TEAMS_WEIGHT_SHARING}, got "
+          f"{weight_sharing!r} (TEAMS shares layers through num_shared_generator_layers)")
     super().__init__(encoder=encoder, data=data, seed=seed, mlm_weight=mlm_weight,
-                     rtd_weight=rtd_weight)
+                     rtd_weight=rtd_weight, weight_sharing=weight_sharing)
     self.generator_depth_multiplier = generator_depth_multiplier
     self.num_shared_generator_layers = num_shared_generator_layers
     self.num_task_specific_layers = num_task_specific_layers
@@ -61,7 +72,7 @@ class TeamsPretrainingTask(ElectraPretrainingTask):
         num_shared_generator_layers=self.num_shared_generator_layers,
         num_task_specific_layers=self.num_task_specific_layers,
         num_negatives=self.num_negatives, negative_strategy=self.negative_strategy,
-        name="teams_pretrainer")
+        weight_sharing=self.weight_sharing, name="teams_pretrainer")
 
   def build_metrics(self) -> Dict[str, tf_keras.metrics.Metric]:
     return dict(super().build_metrics(),

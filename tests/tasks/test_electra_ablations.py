@@ -193,7 +193,7 @@ def test_configs_are_electras_but_the_objective(name, task_class, width, learnin
   assert task.data.seq_length == seq
   assert gin.query_parameter("create_optimizer.learning_rate") == learning_rate
   if task_class is Electra15PretrainingTask:  # ElectraPretrainingTask's bindings reach it
-    assert (task.mlm_weight, task.rtd_weight, task.embedding_sharing) == (1.0, 50.0, "tied")
+    assert (task.mlm_weight, task.rtd_weight, task.weight_sharing) == (1.0, 50.0, "embeddings")
   else:
     assert (task.mlm_weight, task.generator_weight) == (1.0, 1.0)
 

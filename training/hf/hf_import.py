@@ -144,8 +144,8 @@ def load_part(part: HfPart, architecture: str, state: StateDict, source: str,
     if slot.variable.ref() not in keep and not hasattr(slot.variable, "assign"):
       raise UserError(
           f"{source}: this {part.name}'s {slot.name} is computed from other weights "
-          "(ElectraPretrainingTask.embedding_sharing = 'gdes'), so a transformers "
-          "checkpoint cannot be loaded into it: warm-start with embedding_sharing = 'tied'")
+          "(the task's weight_sharing = 'gdes'), so a transformers checkpoint cannot be "
+          "loaded into it: warm-start with weight_sharing = 'embeddings'")
   for slot in slots:
     if slot.variable.ref() not in keep:
       slot.assign_from_hf(state[slot.name], source)
