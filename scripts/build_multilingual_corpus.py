@@ -10,6 +10,11 @@ Writes, under --output_dir:
   counts.json                                    characters, lines and documents per
                                                  language and split; packages, licences
   SOURCES.md                                     provenance and licence of each source
+  language_id/{train,dev,test}.csv               a fine-tuning task: which language a
+                                                 held-out line is in (columns sentence,
+                                                 language; --language_id_lines per language
+                                                 and split, train:dev:test 4:1:1), lines
+                                                 never seen in pretraining
 
 Sources, per language (licences from each package's /usr/share/doc/<package>/copyright):
   Debian Reference 2.100 (Osamu Aoki; debian-reference-{ja,zh-cn,fr,it,pt,en}), GPL-2+:
@@ -23,6 +28,7 @@ It installs nothing: a missing package stops it with the apt-get line that insta
 Deterministic: the output depends only on the installed files, --seed and
 --heldout_fraction.
 """
+import csv
 import dataclasses
 import glob
 import gzip
@@ -46,6 +52,8 @@ def define_flags():
   flags.DEFINE_string("output_dir", "work_dirs/multilingual", "Where the corpus is written.")
   flags.DEFINE_integer("seed", 0, "Seed of the document-level train / held-out split.")
   flags.DEFINE_float("heldout_fraction", 0.05, "Share of each language's documents held out.")
+  flags.DEFINE_integer("language_id_lines", 50,
+                       "language_id: dev and test lines per language (train: 4x as many).")
   flags.DEFINE_list("languages", ",".join(LANGUAGES), "Languages to build (see LANGUAGES).")
 
 
@@ -159,13 +167,43 @@ def _characters(documents: List[study_text.Document]) -> int:
   return sum(len(line) for document in documents for line in document)
 
 
-def build(output_dir: str, seed: int, heldout_fraction: float, sources=SOURCES) -> Dict:
+def write_language_id(directory: str, heldout: Dict[str, List[study_text.Document]], seed: int,
+                      lines_per_split: int) -> Dict[str, int]:
+  """Writes the language_id task from held-out lines; returns the lines per split.
+
+  Per language, the lines of 10-200 characters ranked by stable_fraction(line, seed) give
+  4 x `lines_per_split` train lines, then `lines_per_split` dev and test lines (fewer when
+  the language has fewer); rows are in language order, then rank.
+  """
+  os.makedirs(directory, exist_ok=True)
+  splits = {"train": [], "dev": [], "test": []}
+  for language, documents in heldout.items():
+    lines = sorted({line for document in documents for line in document
+                    if 10 <= len(line) <= 200},
+                   key=lambda line: study_text.stable_fraction(line, seed))
+    bounds = {"train": (0, 4 * lines_per_split),
+              "dev": (4 * lines_per_split, 5 * lines_per_split),
+              "test": (5 * lines_per_split, 6 * lines_per_split)}
+    for split, (begin, end) in bounds.items():
+      splits[split] += [(line, language) for line in lines[begin:end]]
+  for split, rows in splits.items():
+    with open(os.path.join(directory, split + ".csv"), "w", encoding="utf-8",
+              newline="") as f:
+      writer = csv.writer(f)
+      writer.writerow(["sentence", "language"])
+      writer.writerows(rows)
+  return {split: len(rows) for split, rows in splits.items()}
+
+
+def build(output_dir: str, seed: int, heldout_fraction: float, sources=SOURCES,
+          language_id_lines: int = 50) -> Dict:
   """Reads every source, splits each language and writes the corpus; returns the counts."""
   for split in ("train", "heldout"):
     os.makedirs(os.path.join(output_dir, split), exist_ok=True)
   languages = list(dict.fromkeys(s.language for s in sources))
   counts, started = {}, time.time()
   done = 0
+  heldout_by_language = {}
   for language in languages:
     train, heldout = [], []
     for source in (s for s in sources if s.language == language):
@@ -181,6 +219,7 @@ def build(output_dir: str, seed: int, heldout_fraction: float, sources=SOURCES) 
             f"{elapsed / done * (len(sources) - done):.0f} s)", flush=True)
     _write_split(os.path.join(output_dir, "train", language + ".txt"), train)
     _write_split(os.path.join(output_dir, "heldout", language + ".txt"), heldout)
+    heldout_by_language[language] = heldout
     counts[language] = {
         "train_characters": _characters(train), "heldout_characters": _characters(heldout),
         "train_lines": sum(map(len, train)), "heldout_lines": sum(map(len, heldout)),
@@ -190,6 +229,10 @@ def build(output_dir: str, seed: int, heldout_fraction: float, sources=SOURCES) 
   with open(os.path.join(output_dir, "counts.json"), "w", encoding="utf-8") as f:
     json.dump({"seed": seed, "heldout_fraction": heldout_fraction, "languages": counts}, f,
               indent=1, ensure_ascii=False)
+  language_id = write_language_id(os.path.join(output_dir, "language_id"),
+                                  heldout_by_language, seed, language_id_lines)
+  print(f"language_id: {language_id['train']} train, {language_id['dev']} dev, "
+        f"{language_id['test']} test lines", flush=True)
   table = _counts_table(counts)
   with open(os.path.join(output_dir, "SOURCES.md"), "w", encoding="utf-8") as f:
     f.write("# Multilingual corpus sources\n\nBuilt by scripts/build_multilingual_corpus.py "
@@ -226,7 +269,8 @@ def main(argv):
   if not 0 <= FLAGS.heldout_fraction < 1:
     sys.exit(f"build_multilingual_corpus: --heldout_fraction={FLAGS.heldout_fraction} must "
              "be in [0, 1).")
-  build(FLAGS.output_dir, FLAGS.seed, FLAGS.heldout_fraction, sources)
+  build(FLAGS.output_dir, FLAGS.seed, FLAGS.heldout_fraction, sources,
+        FLAGS.language_id_lines)
 
 
 if __name__ == "__main__":

@@ -1,5 +1,6 @@
 """Tests of scripts/multilingual_text.py and the multilingual corpus builder on tiny hand-made
 inputs (no Debian package needed)."""
+import csv
 import json
 
 from scripts import build_multilingual_corpus
@@ -64,7 +65,8 @@ def test_build_splits_each_language_and_names_sources(tmp_path, capsys):
                                        lambda: [["追加の文書です。"]]),
       build_multilingual_corpus.Source("de", "pkg-c", "GPL-3+", "test c",
                                        lambda: [["Ein Satz."], ["Zwei Sätze."]]))
-  counts = build_multilingual_corpus.build(str(tmp_path), 0, 0.05, sources)
+  counts = build_multilingual_corpus.build(str(tmp_path), 0, 0.05, sources,
+                                           language_id_lines=1)
   heldout = (tmp_path / "heldout" / "ja.txt").read_text()
   train = (tmp_path / "train" / "ja.txt").read_text()
   assert heldout.count("\n\n") == 2 and train.count("\n\n") == 39  # 2 of pkg-a's 40 held out
@@ -76,9 +78,19 @@ def test_build_splits_each_language_and_names_sources(tmp_path, capsys):
       {"package": "pkg-c", "licence": "GPL-3+"}]
   assert "| ja | pkg-b | GPL-3+ | test b |" in (tmp_path / "SOURCES.md").read_text()
   assert "[3/3] de pkg-c: 2 documents" in capsys.readouterr().out
+  # language_id: held-out lines of 10-200 characters only: ja's two "文書…の一行目です。"
+  # (its "二行目もあります。" is 9 characters), de's one (all 4 x 1 go to train).
+  with open(tmp_path / "language_id" / "train.csv", encoding="utf-8") as f:
+    rows = list(csv.reader(f))
+  assert rows[0] == ["sentence", "language"] and [r[1] for r in rows[1:]] == ["ja", "ja", "de"]
+  assert all(row[0].startswith("文書") and row[0] in heldout for row in rows[1:3])
+  assert (tmp_path / "language_id" / "dev.csv").read_text() == "sentence,language\n"
   # The same inputs give the same files.
-  build_multilingual_corpus.build(str(tmp_path / "again"), 0, 0.05, sources)
+  build_multilingual_corpus.build(str(tmp_path / "again"), 0, 0.05, sources,
+                                  language_id_lines=1)
   assert (tmp_path / "again" / "heldout" / "ja.txt").read_text() == heldout
+  assert (tmp_path / "again" / "language_id" / "train.csv").read_bytes() == (
+      tmp_path / "language_id" / "train.csv").read_bytes()
 
 
 def test_missing_packages_names_the_absent_ones():
