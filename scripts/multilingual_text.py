@@ -69,8 +69,9 @@ def roff_inline(text: str) -> str:
 
 
 def _arguments(rest: str) -> List[str]:
-  return [quoted.replace('""', '"') if quoted is not None and bare is None else bare
-          for quoted, bare in ((m.group(1), m.group(2)) for m in _ARGUMENT.finditer(rest))]
+  """A request's arguments: '"a b" c' -> ['a b', 'c'] ('""' inside quotes is one '"')."""
+  return [m.group(1).replace('""', '"') if m.group(1) is not None else m.group(2)
+          for m in _ARGUMENT.finditer(rest)]
 
 
 def _is_wide(char: str) -> bool:
