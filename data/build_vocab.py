@@ -22,7 +22,7 @@ bad-input rules as the preprocessing job: empty and binary files are skipped, an
 lines that are not valid UTF-8 or are longer than --max_line_bytes.
 --vocab_size is a ceiling: a small corpus may give fewer tokens.
 """
-from data import program  # (first: before TensorFlow loads)
+from data import program  # (first: sets TensorFlow's log level, should anything load it)
 import math
 import time
 from typing import Iterator, List, Optional, Sequence, Tuple, Union
@@ -30,17 +30,17 @@ from typing import Iterator, List, Optional, Sequence, Tuple, Union
 from absl import app
 from absl import flags
 from absl import logging
-import tensorflow as tf
 from tokenizers import Tokenizer
 from tokenizers import models
 from tokenizers import normalizers
 from tokenizers import pre_tokenizers
 from tokenizers import trainers
 
+from data import file_io
 from data import progress
 from data import sentencepiece_vocab
 from data import text_reading
-from data import tokenization
+from data import vocab_tokens
 
 # Bytes read (and handed to the trainer as one text) at a time, cut at a line end: small
 # enough that the trainer spreads the texts over its threads (64 KiB measured fastest). The
@@ -85,7 +85,7 @@ def iter_text_blocks(files: Sequence[str],
   """
   dropped = 0
   for path in files:
-    with tf.io.gfile.GFile(path, "rb") as f:
+    with file_io.open_file(path, "rb") as f:
       pending = b""
       while True:
         data = f.read(block_bytes)
@@ -129,7 +129,7 @@ def _with_progress(blocks: Iterator[Tuple[str, int]], total_bytes: int) -> Itera
 
 def wordpiece_tokenizer(lower_case: bool, strip_accents: bool) -> Tokenizer:
   """An untrained `tokenizers` WordPiece model that normalises and splits like ours."""
-  tokenizer = Tokenizer(models.WordPiece(unk_token=tokenization.UNK_TOKEN))
+  tokenizer = Tokenizer(models.WordPiece(unk_token=vocab_tokens.UNK_TOKEN))
   tokenizer.normalizer = normalizers.BertNormalizer(
       clean_text=True, handle_chinese_chars=True, strip_accents=strip_accents,
       lowercase=lower_case)
@@ -165,7 +165,7 @@ def continuation_alphabet(files: Sequence[str], tokenizer: Tokenizer,
       word = "a" + char  # Punctuation, CJK and spaces never continue a word.
       if [piece for piece, _ in tokenizer.pre_tokenizer.pre_tokenize_str(word)] == [word]:
         chars.add(char)
-  return [tokenization.WORD_CONTINUATION_PREFIX + char for char in sorted(chars)]
+  return [vocab_tokens.WORD_CONTINUATION_PREFIX + char for char in sorted(chars)]
 
 
 def wordpiece_trainer(vocab_size: int, min_frequency: int,
@@ -174,13 +174,13 @@ def wordpiece_trainer(vocab_size: int, min_frequency: int,
   """The trainer: our special tokens first (ids 0-4), then `continuation_pieces`."""
   return trainers.WordPieceTrainer(
       vocab_size=vocab_size, min_frequency=min_frequency,
-      special_tokens=list(tokenization.SPECIAL_TOKENS) + list(continuation_pieces),
-      continuing_subword_prefix=tokenization.WORD_CONTINUATION_PREFIX,
+      special_tokens=list(vocab_tokens.SPECIAL_TOKENS) + list(continuation_pieces),
+      continuing_subword_prefix=vocab_tokens.WORD_CONTINUATION_PREFIX,
       show_progress=show_progress)
 
 
 def build_vocab(input_files: Union[str, Sequence[str]], vocab_size: int,
-                lower_case: bool = tokenization.DEFAULT_LOWER_CASE,
+                lower_case: bool = vocab_tokens.DEFAULT_LOWER_CASE,
                 strip_accents: Optional[bool] = None, min_frequency: int = 2,
                 max_line_bytes: int = text_reading.DEFAULT_MAX_LINE_BYTES) -> List[str]:
   """Learns a WordPiece vocab.
@@ -225,7 +225,7 @@ def build_vocab(input_files: Union[str, Sequence[str]], vocab_size: int,
 
 def write_vocab(vocab: Sequence[str], output: str) -> None:
   """Writes one token per line."""
-  with tf.io.gfile.GFile(output, "w") as f:
+  with file_io.open_file(output, "w") as f:
     f.write("".join(token + "\n" for token in vocab))
 
 
@@ -234,12 +234,12 @@ FLAGS = flags.FLAGS
 
 def define_flags():
   flags.DEFINE_string("input_files", None, "Comma-separated globs of input text files.")
-  flags.DEFINE_enum("model", tokenization.WORDPIECE, list(tokenization.TOKENIZER_KINDS),
+  flags.DEFINE_enum("model", vocab_tokens.WORDPIECE, list(vocab_tokens.TOKENIZER_KINDS),
                     "wordpiece: a vocab.txt (HuggingFace tokenizers); sentencepiece: a "
                     "SentencePiece .model (the sentencepiece package).")
   flags.DEFINE_integer("vocab_size", 30522, "Most tokens to learn, special tokens included.")
   flags.DEFINE_string("output", None, "Vocab file (WordPiece) or .model file to write.")
-  flags.DEFINE_bool("lower_case", tokenization.DEFAULT_LOWER_CASE,
+  flags.DEFINE_bool("lower_case", vocab_tokens.DEFAULT_LOWER_CASE,
                     "Lower-case the text (--nolower_case for a cased vocab).")
   flags.DEFINE_bool("strip_accents", None, "Strip accents (default: same as --lower_case).")
   flags.DEFINE_integer("min_frequency", 2,
@@ -267,7 +267,7 @@ def _main_sentencepiece():
 def main(argv):
   del argv
   try:
-    if FLAGS.model == tokenization.SENTENCEPIECE:
+    if FLAGS.model == vocab_tokens.SENTENCEPIECE:
       _main_sentencepiece()
       return
     vocab = build_vocab(FLAGS.input_files, FLAGS.vocab_size, FLAGS.lower_case,
@@ -281,7 +281,7 @@ def main(argv):
 def entry_point():
   """The `electra-garden-vocab` command (pyproject.toml), as `python -m data.build_vocab`."""
   define_flags()
-  program.start(__name__)
+  program.start(__name__, list_devices=False)  # TensorFlow is not needed: see data/file_io.py
   app.run(main)
 
 

@@ -30,17 +30,20 @@ os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 _NO_GPU_LINE = "failed call to cuInit"
 
 
-def start(module_name: str) -> None:
+def start(module_name: str, list_devices: bool = True) -> None:
   """Call in a program's entry point, before app.run: see the module docstring.
 
   Args:
     module_name: the program module's `__name__`.
+    list_devices: let TensorFlow find its devices now (quietly); False for a program that
+      never loads TensorFlow (data.build_vocab, on local files).
   """
   if module_name != "__main__":  # a console command: absl's --help shows sys.argv[0]'s flags
     for flag in flags.FLAGS.get_key_flags_for_module(module_name):
       flags.FLAGS.register_key_flag_for_module(sys.argv[0], flag)
   logging.get_absl_handler().setFormatter(ConsoleFormatter())
-  list_devices_quietly()
+  if list_devices:
+    list_devices_quietly()
 
 
 class ConsoleFormatter(python_logging.Formatter):

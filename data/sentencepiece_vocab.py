@@ -6,7 +6,7 @@ dynamic masking and serving signatures in the graph, reads a sentencepiece model
 this trainer writes exactly that (with its normaliser rules compiled in); `tokenizers` writes
 its own JSON format, which tensorflow-text cannot read.
 
-The model holds [PAD] [UNK] [CLS] [SEP] [MASK] at ids 0-4 (`tokenization.SPECIAL_TOKENS`):
+The model holds [PAD] [UNK] [CLS] [SEP] [MASK] at ids 0-4 (`vocab_tokens.SPECIAL_TOKENS`):
 [PAD] and [UNK] are sentencepiece's pad and unk pieces, [CLS] [SEP] [MASK] control symbols
 (never produced from text); there is no <s> or </s>. Text is normalised with NFKC
 ("nmt_nfkc"), and case-folded too ("nmt_nfkc_cf") for a lower-cased model. Pieces that begin
@@ -23,11 +23,11 @@ from typing import Iterator, Sequence, Union
 
 from absl import logging
 import sentencepiece as spm
-import tensorflow as tf
 
+from data import file_io
 from data import progress
 from data import text_reading
-from data import tokenization
+from data import vocab_tokens
 
 MODEL_TYPES = ("unigram", "bpe")
 DEFAULT_CHARACTER_COVERAGE = 0.9995  # sentencepiece's default, suited to CJK text too.
@@ -63,7 +63,7 @@ def _lines_with_progress(chunks: Sequence[text_reading.TextChunk], max_line_byte
 
 def train_sentencepiece(input_files: Union[str, Sequence[str]], vocab_size: int,
                         model_type: str = "unigram",
-                        lower_case: bool = tokenization.DEFAULT_LOWER_CASE,
+                        lower_case: bool = vocab_tokens.DEFAULT_LOWER_CASE,
                         character_coverage: float = DEFAULT_CHARACTER_COVERAGE,
                         seed: int = 12345, num_threads: int = 1,
                         max_line_bytes: int = text_reading.DEFAULT_MAX_LINE_BYTES) -> bytes:
@@ -90,8 +90,8 @@ def train_sentencepiece(input_files: Union[str, Sequence[str]], vocab_size: int,
   if model_type not in MODEL_TYPES:
     raise ValueError(f"--sp_model_type must be one of {', '.join(MODEL_TYPES)}, "
                      f"got {model_type!r}.")
-  if vocab_size <= len(tokenization.SPECIAL_TOKENS):
-    raise ValueError(f"--vocab_size must exceed the {len(tokenization.SPECIAL_TOKENS)} special "
+  if vocab_size <= len(vocab_tokens.SPECIAL_TOKENS):
+    raise ValueError(f"--vocab_size must exceed the {len(vocab_tokens.SPECIAL_TOKENS)} special "
                      f"tokens, got {vocab_size}.")
   if not 0.0 < character_coverage <= 1.0:
     raise ValueError(f"--sp_character_coverage must be in (0, 1], got {character_coverage}.")
@@ -102,7 +102,7 @@ def train_sentencepiece(input_files: Union[str, Sequence[str]], vocab_size: int,
   if not chunks:
     raise ValueError(f"No usable text in {', '.join(files)}.")
   total_bytes = sum(chunk.end - chunk.start for chunk in chunks)
-  pad, unk, cls, sep, mask = tokenization.SPECIAL_TOKENS
+  pad, unk, cls, sep, mask = vocab_tokens.SPECIAL_TOKENS
   spm.set_random_generator_seed(seed)
   model = io.BytesIO()
   start = time.time()
@@ -119,8 +119,8 @@ def train_sentencepiece(input_files: Union[str, Sequence[str]], vocab_size: int,
   except RuntimeError as e:  # e.g. a corpus too small for the model type.
     raise ValueError(f"sentencepiece could not train on {', '.join(files)}: {e}") from e
   proto = model.getvalue()
-  pieces = tokenization.SentencepieceTokenizer.pieces_of(proto)
-  logging.info("build_vocab: %d pieces (%s) from %.1f MB in %.1f s.", len(pieces), model_type,
+  pieces = spm.SentencePieceProcessor(model_proto=proto).get_piece_size()
+  logging.info("build_vocab: %d pieces (%s) from %.1f MB in %.1f s.", pieces, model_type,
                total_bytes / 1e6, time.time() - start)
   return proto
 
@@ -146,11 +146,11 @@ def write_model(proto: bytes, output: str) -> str:
   Returns:
     The path of the piece listing.
   """
-  with tf.io.gfile.GFile(output, "wb") as f:
+  with file_io.open_file(output, "wb") as f:
     f.write(proto)
   processor = spm.SentencePieceProcessor(model_proto=proto)
   listing = vocab_path(output)
-  with tf.io.gfile.GFile(listing, "w") as f:
+  with file_io.open_file(listing, "w") as f:
     f.write("".join(f"{processor.id_to_piece(i)}\t{processor.get_score(i):g}\n"
                     for i in range(processor.get_piece_size())))
   return listing

@@ -15,7 +15,7 @@ import collections
 import dataclasses
 from typing import Iterator, List, Optional, Sequence, Tuple, Union
 
-import tensorflow as tf
+from data import file_io
 
 # Chunk size: fixed (not derived from the worker count) so output depends on the seed only.
 CHUNK_BYTES = 256 * 1024
@@ -56,7 +56,7 @@ def list_input_files(patterns: Union[str, Sequence[str]]) -> List[str]:
     raise ValueError("No input file pattern given (--input_files is empty).")
   files = set()
   for pattern in pattern_list:
-    matches = tf.io.gfile.glob(pattern)
+    matches = file_io.glob(pattern)
     if not matches:
       raise ValueError(f"Input pattern {pattern!r} matches no file.")
     files.update(matches)
@@ -77,14 +77,14 @@ def plan_chunks(files: Sequence[str], chunk_bytes: Optional[int] = None
   chunk_bytes = chunk_bytes or CHUNK_BYTES
   chunks, skipped = [], []
   for file_index, path in enumerate(files):
-    if tf.io.gfile.isdir(path):
+    if file_io.isdir(path):
       skipped.append({"path": path, "reason": "not_a_file"})
       continue
-    size = tf.io.gfile.stat(path).length
+    size = file_io.size(path)
     if size == 0:
       skipped.append({"path": path, "reason": "empty_file"})
       continue
-    with tf.io.gfile.GFile(path, "rb") as f:
+    with file_io.open_file(path, "rb") as f:
       if b"\0" in f.read(_BINARY_SNIFF_BYTES):
         skipped.append({"path": path, "reason": "binary_file"})
         continue
@@ -133,7 +133,7 @@ def read_chunk_documents(chunk: TextChunk, max_line_bytes: int = DEFAULT_MAX_LIN
     elif opened_by_separator:
       counts["empty_documents"] += 1
 
-  with tf.io.gfile.GFile(chunk.path, "rb") as f:
+  with file_io.open_file(chunk.path, "rb") as f:
     read_from = max(chunk.start - 1, 0)
     f.seek(read_from)
     lines = _lines_from(f, read_from)

@@ -13,21 +13,21 @@ import numpy as np
 import tensorflow as tf
 import tensorflow_text as tf_text
 
-PAD_TOKEN = "[PAD]"
-UNK_TOKEN = "[UNK]"
-CLS_TOKEN = "[CLS]"
-SEP_TOKEN = "[SEP]"
-MASK_TOKEN = "[MASK]"
-SPECIAL_TOKENS = (PAD_TOKEN, UNK_TOKEN, CLS_TOKEN, SEP_TOKEN, MASK_TOKEN)
-WORD_CONTINUATION_PREFIX = "##"
-# SentencePiece marks a piece that begins a word with this (U+2581); the others continue one.
-SENTENCEPIECE_WORD_START = "\u2581"
-WORDPIECE = "wordpiece"
-SENTENCEPIECE = "sentencepiece"
-TOKENIZER_KINDS = (WORDPIECE, SENTENCEPIECE)
-# The casing every tool uses unless told otherwise (build_vocab, the preprocessing jobs, the
-# tokenizer): BERT's and ELECTRA's uncased recipe.
-DEFAULT_LOWER_CASE = True
+from data import vocab_tokens
+
+# The shared names (see data/vocab_tokens.py), here too for the many modules that read them here.
+PAD_TOKEN = vocab_tokens.PAD_TOKEN
+UNK_TOKEN = vocab_tokens.UNK_TOKEN
+CLS_TOKEN = vocab_tokens.CLS_TOKEN
+SEP_TOKEN = vocab_tokens.SEP_TOKEN
+MASK_TOKEN = vocab_tokens.MASK_TOKEN
+SPECIAL_TOKENS = vocab_tokens.SPECIAL_TOKENS
+WORD_CONTINUATION_PREFIX = vocab_tokens.WORD_CONTINUATION_PREFIX
+SENTENCEPIECE_WORD_START = vocab_tokens.SENTENCEPIECE_WORD_START
+WORDPIECE = vocab_tokens.WORDPIECE
+SENTENCEPIECE = vocab_tokens.SENTENCEPIECE
+TOKENIZER_KINDS = vocab_tokens.TOKENIZER_KINDS
+DEFAULT_LOWER_CASE = vocab_tokens.DEFAULT_LOWER_CASE
 
 # Texts per call to the tensorflow-text op: big enough to amortise the eager-call overhead.
 _TOKENIZE_BATCH_SIZE = 8192

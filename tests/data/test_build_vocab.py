@@ -1,5 +1,9 @@
 """Tests of data/build_vocab.py (HuggingFace `tokenizers`' trainer) on the tiny sample corpus."""
 
+import os
+import subprocess
+import sys
+
 from tokenizers import BertWordPieceTokenizer
 
 from data import build_vocab
@@ -86,3 +90,13 @@ def test_command_line_defaults_to_lower_case_and_prints_plain_progress_lines(tmp
   vocab = tokenization.load_vocab(str(output))
   assert vocab[:5] == list(tokenization.SPECIAL_TOKENS) and "god" in vocab
   assert all(token == token.lower() for token in vocab[5:])
+
+
+def test_the_vocab_builders_never_load_tensorflow_for_local_files():
+  # Its import costs seconds of CPU, as much as learning a vocab from a few MB (issue #36).
+  code = ("import sys; from data import build_vocab; "
+          "build_vocab.write_vocab(build_vocab.build_vocab(sys.argv[1], 300), sys.argv[2]); "
+          "print(sorted(m for m in ('tensorflow', 'tensorflow_text') if m in sys.modules))")
+  result = subprocess.run([sys.executable, "-c", code, paths.TINY_CORPUS, os.devnull],
+                          cwd=paths.REPO_ROOT, capture_output=True, text=True, check=True)
+  assert result.stdout.strip() == "[]"
