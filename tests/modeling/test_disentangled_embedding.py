@@ -126,6 +126,10 @@ def test_gdes_training_resumes_exactly(tmp_path):
   task = _task()
   batch, inputs = _inputs(task)
   model, optimizer = task.build_model(), tf_keras.optimizers.Adam(1e-2)
+  # Built by an inference call, as the trainer builds (training/trainer.py, _build_model):
+  # with Keras' dropout generators on (the runner turns them on), the ones a model has
+  # depend on its first call, and the checkpoint lists them in order.
+  model(inputs, training=False)
   _train_step(task, model, optimizer, batch, inputs)
   assert float(tf.reduce_sum(tf.abs(model.encoder.embedding_network
                                     .word_embedding_delta))) > 0
