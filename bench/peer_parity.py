@@ -9,7 +9,9 @@ batches from the same TFRecords and use the same AdamW settings, schedule and cl
   # 2. curves: held-out MLM loss / accuracy, disc loss / AUC every --eval_interval steps
   python -m bench.peer_parity --check=curves --train_pattern='DIR/train/*.tfrecord' \
       --eval_pattern='DIR/heldout/*.tfrecord' --vocab_size=8000 --steps=2000 \
-      --output_dir=work_dirs/parity [--fused_and_unfused]
+      --output_dir=work_dirs/parity [--fused_and_unfused] \
+      [--seq_length=128 --max_predictions=20 --dropout_rate=0.1 --batch_size=32 \
+       --learning_rate=5e-4 --warmup_steps=200]
 
 `--check=curves` trains our model (fused blocks; with --fused_and_unfused also Model
 Garden's blocks) and the peer side by side on each batch, evaluates all of them on the same
@@ -285,6 +287,12 @@ def define_flags():
   flags.DEFINE_integer("warmup_steps", RECIPE_DEFAULTS["warmup_steps"], "Warm-up steps.")
   flags.DEFINE_integer("batch_size", RECIPE_DEFAULTS["batch_size"], "Batch size.")
   flags.DEFINE_string("size", RECIPE_DEFAULTS["size"], "Encoder preset.")
+  flags.DEFINE_integer("seq_length", RECIPE_DEFAULTS["seq_length"],
+                       "The records' sequence length (curves).")
+  flags.DEFINE_integer("max_predictions", RECIPE_DEFAULTS["max_predictions"],
+                       "The records' masked positions per sequence (curves).")
+  flags.DEFINE_float("dropout_rate", 0.1, "Dropout and attention dropout of both sides "
+                     "(curves; the quickstart recipe: 0).")
   flags.DEFINE_bool("fused_and_unfused", False, "curves: also Model Garden's blocks.")
   flags.DEFINE_string("output_dir", "work_dirs/peer_parity", "Where outputs go.")
 
@@ -311,7 +319,8 @@ def main(argv):
   bindings = recipe_bindings(
       FLAGS.objective, FLAGS.vocab_size, FLAGS.train_pattern, FLAGS.eval_pattern, FLAGS.steps,
       FLAGS.learning_rate, FLAGS.warmup_steps, FLAGS.batch_size,
-      RECIPE_DEFAULTS["seq_length"], RECIPE_DEFAULTS["max_predictions"], size=FLAGS.size)
+      FLAGS.seq_length, FLAGS.max_predictions, size=FLAGS.size,
+      dropout_rate=FLAGS.dropout_rate)
   curves_file = os.path.join(FLAGS.output_dir, "curves.jsonl")
   if os.path.exists(curves_file):
     os.remove(curves_file)
