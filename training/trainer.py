@@ -153,6 +153,8 @@ class PretrainingTrainer(orbit.StandardTrainer, orbit.StandardEvaluator):
     self.gradient_accumulation_steps = gradient_accumulation_steps
     self._check_accumulation_steps()
     self.loss_names = self._build_model()
+    phases = getattr(task, "training_phases", None)  # tasks/protocol.py TrainingPhases
+    self.training_phases = phases(model) if phases is not None else None
     self.train_metrics = task.build_metrics()
     self.eval_metrics = task.build_metrics()
     self.train_losses = ScalarMeans(self.loss_names)
@@ -285,8 +287,22 @@ class PretrainingTrainer(orbit.StandardTrainer, orbit.StandardEvaluator):
     self.train_losses.add(losses, weight=tf.cast(is_good, tf.float32))
 
   def _apply_gradients(self, grads):
-    self.optimizer.apply_gradients(zip(grads, self.model.trainable_variables),
+    if self.training_phases is None:
+      self._apply_to(grads, self.model.trainable_variables)
+      return
+    # The task's phase of this step (tasks/protocol.py TrainingPhases): only its variables
+    # are updated; the step counter advances once either way.
+    by_id = {id(v): g for g, v in zip(grads, self.model.trainable_variables)}
+    branches = [
+        lambda variables=variables: self._apply_to([by_id[id(v)] for v in variables],
+                                                   variables)
+        for variables in self.training_phases.variables]
+    tf.switch_case(self.training_phases.phase_of_step(self.optimizer.iterations), branches)
+
+  def _apply_to(self, grads, variables):
+    self.optimizer.apply_gradients(zip(grads, variables),
                                    experimental_aggregate_gradients=False)
+    return tf.constant(True)
 
   def train_loop_begin(self):
     for metric in self.train_metrics.values():
