@@ -80,7 +80,8 @@ def two_stage_run(tmp_path_factory):
   snapshots.append({name: _values(variables)
                     for name, variables in _parts(trainer.model).items()})
   resumed, _ = trainers.pretraining_trainer(task, strategy, examples, learning_rate=1e-3)
-  training_checkpoint(resumed.model, resumed.optimizer).read(prefix).assert_existing_objects_matched()
+  training_checkpoint(resumed.model, resumed.optimizer).read(
+      prefix).assert_existing_objects_matched()
   assert int(resumed.optimizer.iterations.numpy()) == 1
   for _ in range(3):
     resumed.train(tf.constant(1))
@@ -100,8 +101,9 @@ def test_two_stage_switch_starts_the_discriminator_from_the_generator(two_stage_
   trainer, snapshots, _ = two_stage_run
   pairs = trainer.model.copied_weight_pairs()
   assert len(pairs) == len(trainer.model.encoder.transformer_layers) * 16 > 0
-  own = {id(target): index for index, target in enumerate(_parts(trainer.model)["discriminator"])}
-  sources = {id(source): index for index, source in enumerate(_parts(trainer.model)["generator"])}
+  parts = _parts(trainer.model)
+  own = {id(target): index for index, target in enumerate(parts["discriminator"])}
+  sources = {id(source): index for index, source in enumerate(parts["generator"])}
   before, after = snapshots[SWITCH], snapshots[SWITCH + 1]
   far, near = 0.0, 0.0
   for target, source in pairs:
