@@ -19,10 +19,10 @@ class TwoStageElectraPretrainer(ElectraPretrainer):
 
   "Initialize the weights of the discriminator with the weights of the generator ... the
   weight initialization in this procedure requires having the same size for the generator
-  and discriminator" (section 3.2). Generator and discriminator share the embedding
-  sub-network (ELECTRA's tying; at equal width the E->H projection too), so the copy is of
-  the Transformer layers, the weights each holds on its own. The RTD head has no
-  counterpart in the generator and keeps its own initialisation.
+  and discriminator" (section 3.2). The copy is of every weight the two do not share: the
+  Transformer layers under ELECTRA's tied embeddings (the embedding sub-network and, at
+  equal width, the E->H projection are one), and the embeddings too when nothing is shared.
+  The RTD head has no counterpart in the generator and keeps its own initialisation.
 
   Args:
     config: the discriminator's (and, here, the generator's) EncoderConfig.
@@ -43,8 +43,8 @@ class TwoStageElectraPretrainer(ElectraPretrainer):
   def copied_weight_pairs(self) -> List[Tuple[tf.Variable, tf.Variable]]:
     """(discriminator weight, generator weight) for every weight the two do not share.
 
-    The two encoders are built from one config, so their weights line up in order; the
-    names below the encoder's own scope must agree.
+    The two encoders are built from one config, so their weights line up in order (shapes
+    and the layer-local names must agree).
 
     Raises:
       ValueError: the encoders' weights do not line up (e.g. another embedding sharing).
@@ -57,19 +57,11 @@ class TwoStageElectraPretrainer(ElectraPretrainer):
     for target, source in zip(discriminator, generator):
       if target is source:
         continue
-      if target.shape != source.shape or self._below_encoder(target) != self._below_encoder(
-          source):
+      if target.shape != source.shape or _local_name(target) != _local_name(source):
         raise ValueError(f"cannot initialise discriminator weight {target.name} "
                          f"{target.shape} from generator weight {source.name} {source.shape}")
       pairs.append((target, source))
     return pairs
-
-  def _below_encoder(self, weight: tf.Variable) -> str:
-    """`weight`'s name below the scope of the encoder that holds it."""
-    parts = weight.name.split("/")
-    encoders = (self.encoder.name, self.generator.name)
-    starts = [index for index, part in enumerate(parts) if part in encoders]
-    return "/".join(parts[starts[0] + 1:]) if starts else weight.name
 
   def initialise_discriminator_from_generator(self) -> tf.Tensor:
     """Assigns the generator's weights to the discriminator's; returns True (for tf.cond)."""
@@ -88,3 +80,8 @@ class TwoStageElectraPretrainer(ElectraPretrainer):
     if switches is None:
       switches = tf.ones([tf.shape(inputs["input_word_ids"])[0], 2], tf.float32)
     return dict(outputs, loss_switches=tf.cast(switches, tf.float32))
+
+
+def _local_name(weight: tf.Variable) -> str:
+  """The layer-local part of a weight's name, e.g. "query/kernel:0"."""
+  return "/".join(weight.name.split("/")[-2:])

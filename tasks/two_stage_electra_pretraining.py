@@ -12,12 +12,15 @@ import tensorflow as tf
 import tf_keras
 
 from data.user_error import UserError
-from modeling.disentangled_embedding import TIED
 from modeling.two_stage_electra import INITIALISE_DISCRIMINATOR
 from modeling.two_stage_electra import LOSS_SWITCHES
 from modeling.two_stage_electra import TwoStageElectraPretrainer
 from tasks.electra_pretraining import electra_flop_terms
 from tasks.electra_pretraining import ElectraPretrainingTask
+from tasks.electra_sharing import SEPARATE
+from tasks.electra_sharing import SHARED_EMBEDDINGS
+from tasks.electra_sharing import sharing_arguments
+from tasks.electra_sharing import sharing_setting
 from tasks.protocol import StepResult
 from tasks.protocol import TrainingPhases
 from tasks.registry import register
@@ -53,7 +56,9 @@ class TwoStageElectraPretrainingTask(ElectraPretrainingTask):
     generator_steps: n, the generator stage's length (the run's TrainerConfig.train_steps
       minus it is the discriminator stage's: the paper's "n steps" each is half the run).
     **kwargs: ElectraPretrainingTask's (its gin bindings apply); generator_width_multiplier
-      must be 1 and embedding_sharing "tied".
+      must be 1, and generator and discriminator must share their embeddings (ELECTRA's
+      tying) or nothing (`weight_sharing = 'none'`, where the weight-sharing options are:
+      then the copy includes the embeddings and the generator is wholly frozen).
 
   Metrics and losses: ELECTRA's (masked_lm_loss and disc_loss are reported in both stages;
   total_loss is the stage's: mlm_weight * MLM, then rtd_weight * RTD; in evaluation, which
@@ -67,11 +72,13 @@ class TwoStageElectraPretrainingTask(ElectraPretrainingTask):
           "two-stage ELECTRA initialises the discriminator from the generator, so they must "
           "be the same size: set ElectraPretrainingTask.generator_width_multiplier = 1.0 "
           f"(got {self.generator_width_multiplier})")
-    if self.embedding_sharing != TIED:
+    parameter, sharing = sharing_setting(self)
+    if sharing not in SHARED_EMBEDDINGS + SEPARATE:
       raise UserError(
           "two-stage ELECTRA copies the generator's weights into the discriminator's, which "
-          "needs ElectraPretrainingTask.embedding_sharing = 'tied' "
-          f"(got {self.embedding_sharing!r})")
+          f"needs generator and discriminator Transformers of their own: "
+          f"ElectraPretrainingTask.{parameter} must be one of "
+          f"{SHARED_EMBEDDINGS + SEPARATE}, got {sharing!r}")
     if generator_steps < 0:
       raise UserError(f"TwoStageElectraPretrainingTask.generator_steps must be >= 0, got "
                       f"{generator_steps}")
@@ -80,7 +87,8 @@ class TwoStageElectraPretrainingTask(ElectraPretrainingTask):
   def build_model(self) -> tf_keras.Model:
     return TwoStageElectraPretrainer(
         self.encoder_config, sampling_temperature=self.sampling_temperature,
-        disallow_correct=self.disallow_correct, name="electra_pretrainer")
+        disallow_correct=self.disallow_correct, name="electra_pretrainer",
+        **sharing_arguments(self))
 
   def in_generator_stage(self, step) -> tf.Tensor:
     """bool scalar: `step` (the global step before its update) trains the generator."""
