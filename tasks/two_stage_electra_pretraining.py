@@ -39,8 +39,8 @@ class TwoStageElectraPretrainingTask(ElectraPretrainingTask):
   weights (`TwoStageElectraPretrainer`, a tf.cond on `step == generator_steps`, so once), and
   the trainer updates only the stage's variables (`training_phases`: a frozen part keeps its
   values and optimizer slots, which a zero gradient would not under Adam or weight decay). A
-  checkpoint from before or after the switch resumes exactly: the copy is of the weights the
-  checkpoint holds, at the step the counter says.
+  checkpoint resumes exactly across the switch: the copy is of the weights the checkpoint
+  holds, at the step its counter says.
 
   Which weights each stage trains: the generator stage the generator's Transformer layers,
   its MLM head and the embedding sub-network it shares with the discriminator (ELECTRA's
