@@ -97,4 +97,17 @@ class ElectraPretrainer(tf_keras.Model):
     rtd_logits = self.rtd_head(discriminator_output["sequence_output"])
     return dict(mlm_logits=mlm_logits, sampled_ids=sampled_ids,
                 corrupted_word_ids=corrupted_word_ids, rtd_labels=rtd_labels,
-                rtd_logits=rtd_logits)
+                rtd_logits=rtd_logits,
+                **self.generator_extras(generator_output, mlm_logits, sampled_ids, inputs))
+
+  def generator_extras(self, generator_output, mlm_logits, sampled_ids, inputs):
+    """More outputs from the generator's side, for a subclass (adversarial ELECTRA's policy
+    terms, modeling/adversarial_electra.py); none here.
+
+    Args:
+      generator_output: the generator's sequence output [batch, seq, generator hidden].
+      mlm_logits: float32 [batch, P, vocab]; sampled_ids: int32 [batch, P].
+      inputs: the call's inputs.
+    """
+    del generator_output, mlm_logits, sampled_ids, inputs
+    return {}

@@ -18,7 +18,7 @@ What `--mode=export` writes is asked of the task too (`saved_model_export`); whi
 HuggingFace parts a model has is asked of the model (modeling/model_parts.py).
 """
 import dataclasses
-from typing import Dict, Mapping, Optional, Protocol
+from typing import Callable, Dict, Mapping, Optional, Protocol, Sequence
 
 import tensorflow as tf
 import tf_keras
@@ -45,6 +45,25 @@ class StepResult:
   total_loss: tf.Tensor
   losses: Dict[str, tf.Tensor]
   metric_updates: Dict[str, Dict[str, tf.Tensor]]
+
+
+@dataclasses.dataclass(frozen=True)
+class TrainingPhases:
+  """Which trainable variables a training step updates, by step.
+
+  A task whose model trains different parts at different steps (two-stage ELECTRA:
+  tasks/two_stage_electra_pretraining.py) answers `training_phases(model)` with one; the
+  trainer then applies each step's gradients to that step's phase's variables only. The
+  others keep their values and optimizer slots: a zero gradient would not do, as Adam's
+  momentum and decoupled weight decay still move a variable whose gradient is zero.
+
+  Attributes:
+    phase_of_step: the global step (int64 scalar tensor, before the update) -> the index
+      into `variables` (int32 scalar tensor).
+    variables: per phase, the trainable variables its steps update.
+  """
+  phase_of_step: Callable[[tf.Tensor], tf.Tensor]
+  variables: Sequence[Sequence[tf.Variable]]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -106,3 +125,6 @@ class Task(Protocol):
 
   def saved_model_export(self) -> SavedModelExport:
     """What `--mode=export` writes for this task."""
+
+  # Optional: `training_phases(model) -> TrainingPhases` (see TrainingPhases); a task
+  # without it trains every trainable variable at every step.

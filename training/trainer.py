@@ -153,6 +153,8 @@ class PretrainingTrainer(orbit.StandardTrainer, orbit.StandardEvaluator):
     self.gradient_accumulation_steps = gradient_accumulation_steps
     self._check_accumulation_steps()
     self.loss_names = self._build_model()
+    phases = getattr(task, "training_phases", None)  # tasks/protocol.py TrainingPhases
+    self.training_phases = phases(model) if phases is not None else None
     self.train_metrics = task.build_metrics()
     self.eval_metrics = task.build_metrics()
     self.train_losses = ScalarMeans(self.loss_names)
@@ -233,7 +235,8 @@ class PretrainingTrainer(orbit.StandardTrainer, orbit.StandardEvaluator):
       is_good = tf.logical_and(is_good, tf.math.is_finite(grad_norm))
     if tf.__internal__.distribute.strategy_supports_no_merge_call():
       # GPU replicas inside XLA: each applies the same summed gradients to its own copy.
-      self._apply_or_skip(is_good, global_losses, lambda: self._apply_gradients(grads))
+      self._apply_or_skip(is_good, global_losses,
+                          lambda: self._apply_by_phase(grads, self._apply_gradients))
     else:
       tf.distribute.get_replica_context().merge_call(self._merge_apply_or_skip,
                                                      args=(grads, is_good, global_losses))
@@ -264,7 +267,9 @@ class PretrainingTrainer(orbit.StandardTrainer, orbit.StandardEvaluator):
     first = lambda value: strategy.experimental_local_results(value)[0]  # pylint: disable=unnecessary-lambda-assignment
     self._apply_or_skip(
         first(is_good), tf.nest.map_structure(first, losses),
-        lambda: strategy.extended.call_for_each_replica(self._apply_gradients, args=(grads,)))
+        lambda: self._apply_by_phase(grads, lambda phase_grads, variables: (
+            strategy.extended.call_for_each_replica(self._apply_gradients,
+                                                    args=(phase_grads, variables)))))
 
   def _apply_or_skip(self, is_good, losses, apply_gradients):
     """Runs `apply_gradients()` if `is_good`, else only advances the step; counts skipped
@@ -284,8 +289,25 @@ class PretrainingTrainer(orbit.StandardTrainer, orbit.StandardEvaluator):
     self.loop_bad_steps.assign_add(tf.cast(tf.logical_not(is_good), tf.int64))
     self.train_losses.add(losses, weight=tf.cast(is_good, tf.float32))
 
-  def _apply_gradients(self, grads):
-    self.optimizer.apply_gradients(zip(grads, self.model.trainable_variables),
+  def _apply_by_phase(self, grads, apply_gradients):
+    """`apply_gradients(grads, variables)` on the trainable variables, or, if the task has
+    training phases (tasks/protocol.py TrainingPhases), on this step's phase's only (a
+    switch in the context the caller is in: cross-replica where the optimizer merges)."""
+    variables = self.model.trainable_variables
+    if self.training_phases is None:
+      apply_gradients(grads, variables)
+      return
+    by_id = {id(v): g for g, v in zip(grads, variables)}
+
+    def apply_phase(phase_variables):
+      apply_gradients([by_id[id(v)] for v in phase_variables], phase_variables)
+      return tf.constant(True)
+
+    tf.switch_case(self.training_phases.phase_of_step(self.optimizer.iterations),
+                   [lambda vs=vs: apply_phase(vs) for vs in self.training_phases.variables])
+
+  def _apply_gradients(self, grads, variables):
+    self.optimizer.apply_gradients(zip(grads, variables),
                                    experimental_aggregate_gradients=False)
 
   def train_loop_begin(self):

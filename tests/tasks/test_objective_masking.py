@@ -34,6 +34,8 @@ PAPER_MASKING = {
     "electra_15": ("electra", 0.15, False, 1),  # ELECTRA's (Table 4 ablations)
     "replace_mlm": ("electra", 0.15, False, 1),
     "all_tokens_mlm": ("electra", 0.15, False, 1),
+    "two_stage_electra": ("electra", 0.15, False, 1),  # ELECTRA's (Figure 3 variants)
+    "adversarial_electra": ("electra", 0.15, False, 1),
     "teams": ("bert", 0.15, False, 1),
     "script": ("bert", 0.15, False, 1),
     "electra_hp_loss": ("electra", 0.15, True, 3),

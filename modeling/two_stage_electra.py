@@ -1,0 +1,87 @@
+"""Two-stage ELECTRA (Clark et al., 2020, section 3.2 "Training Algorithms", Figure 3 right):
+the generator trained alone, then the discriminator initialised from it and trained alone."""
+from typing import List, Tuple
+
+import tensorflow as tf
+
+from modeling.electra import ElectraPretrainer
+from modeling.encoder_config import EncoderConfig
+
+# Call inputs the two-stage model reads besides ELECTRA's (tasks/two_stage_electra_pretraining.py
+# makes them from the step).
+LOSS_SWITCHES = "loss_switches"
+INITIALISE_DISCRIMINATOR = "initialise_discriminator"
+
+
+class TwoStageElectraPretrainer(ElectraPretrainer):
+  """ELECTRA's pretrainer with a generator as large as the discriminator, which can copy
+  the generator's weights into the discriminator.
+
+  "Initialize the weights of the discriminator with the weights of the generator ... the
+  weight initialization in this procedure requires having the same size for the generator
+  and discriminator" (section 3.2). The copy is of every weight the two do not share: the
+  Transformer layers under ELECTRA's tied embeddings (the embedding sub-network and, at
+  equal width, the E->H projection are one), and the embeddings too when nothing is shared.
+  The RTD head has no counterpart in the generator and keeps its own initialisation.
+
+  Args:
+    config: the discriminator's (and, here, the generator's) EncoderConfig.
+    **kwargs: ElectraPretrainer's, but generator_width_multiplier (always 1).
+
+  Call inputs: ElectraPretrainer's, plus optionally
+    `initialise_discriminator` bool [batch]: where any is true (the switch step), the
+      generator's weights are copied into the discriminator before it runs;
+    `loss_switches` float32 [batch, 2]: (MLM on, RTD on), passed through to the output for
+      the task's loss (the same in every row).
+  Call output: ElectraPretrainer's, plus `loss_switches` float32 [batch, 2] (ones when the
+    input has none).
+  """
+
+  def __init__(self, config: EncoderConfig, **kwargs):
+    super().__init__(config, generator_width_multiplier=1.0, **kwargs)
+
+  def copied_weight_pairs(self) -> List[Tuple[tf.Variable, tf.Variable]]:
+    """(discriminator weight, generator weight) for every weight the two do not share.
+
+    The two encoders are built from one config, so their weights line up in order (shapes
+    and the layer-local names must agree).
+
+    Raises:
+      ValueError: the encoders' weights do not line up (e.g. another embedding sharing).
+    """
+    discriminator, generator = self.encoder.weights, self.generator.weights
+    if len(discriminator) != len(generator):
+      raise ValueError(f"the discriminator has {len(discriminator)} weights, the generator "
+                       f"{len(generator)}: two-stage training copies one into the other")
+    pairs = []
+    for target, source in zip(discriminator, generator):
+      if target is source:
+        continue
+      if target.shape != source.shape or _local_name(target) != _local_name(source):
+        raise ValueError(f"cannot initialise discriminator weight {target.name} "
+                         f"{target.shape} from generator weight {source.name} {source.shape}")
+      pairs.append((target, source))
+    return pairs
+
+  def initialise_discriminator_from_generator(self) -> tf.Tensor:
+    """Assigns the generator's weights to the discriminator's; returns True (for tf.cond)."""
+    for target, source in self.copied_weight_pairs():
+      target.assign(source)
+    return tf.constant(True)
+
+  def call(self, inputs, training=None):
+    if INITIALISE_DISCRIMINATOR in inputs:
+      # Before ELECTRA's call reads a discriminator weight: in a tf.function the reads are
+      # ordered after these assignments (automatic control dependencies).
+      tf.cond(tf.reduce_any(inputs[INITIALISE_DISCRIMINATOR]),
+              self.initialise_discriminator_from_generator, lambda: tf.constant(False))
+    outputs = super().call(inputs, training=training)
+    switches = inputs.get(LOSS_SWITCHES)
+    if switches is None:
+      switches = tf.ones([tf.shape(inputs["input_word_ids"])[0], 2], tf.float32)
+    return dict(outputs, loss_switches=tf.cast(switches, tf.float32))
+
+
+def _local_name(weight: tf.Variable) -> str:
+  """The layer-local part of a weight's name, e.g. "query/kernel:0"."""
+  return "/".join(weight.name.split("/")[-2:])

@@ -1,0 +1,137 @@
+"""Two-stage ELECTRA (Clark et al., 2020, section 3.2 "Training Algorithms", Figure 3 right).
+
+  1. Train only the generator with L_MLM for n steps.
+  2. Initialize the weights of the discriminator with the weights of the generator. Then
+     train the discriminator with L_Disc for n steps, keeping the generator's weights
+     frozen.
+"""
+from typing import Dict
+
+import gin
+import tensorflow as tf
+import tf_keras
+
+from data.user_error import UserError
+from modeling.two_stage_electra import INITIALISE_DISCRIMINATOR
+from modeling.two_stage_electra import LOSS_SWITCHES
+from modeling.two_stage_electra import TwoStageElectraPretrainer
+from tasks.electra_pretraining import electra_flop_terms
+from tasks.electra_pretraining import ElectraPretrainingTask
+from tasks.electra_sharing import SEPARATE
+from tasks.electra_sharing import SHARED_EMBEDDINGS
+from tasks.electra_sharing import sharing_arguments
+from tasks.electra_sharing import sharing_setting
+from tasks.protocol import StepResult
+from tasks.protocol import TrainingPhases
+from tasks.registry import register
+
+GENERATOR_PHASE, DISCRIMINATOR_PHASE = 0, 1
+
+
+@gin.configurable
+class TwoStageElectraPretrainingTask(ElectraPretrainingTask):
+  """ELECTRA trained in two stages: steps [0, generator_steps) train the generator with
+  mlm_weight * MLM; at step generator_steps the discriminator is initialised from the
+  generator; later steps train the discriminator with rtd_weight * RTD, the generator
+  frozen.
+
+  The switch happens inside the training step, from the step counter: the model copies the
+  weights (`TwoStageElectraPretrainer`, a tf.cond on `step == generator_steps`, so once), and
+  the trainer updates only the stage's variables (`training_phases`: a frozen part keeps its
+  values and optimizer slots, which a zero gradient would not under Adam or weight decay). A
+  checkpoint resumes exactly across the switch: the copy is of the weights the checkpoint
+  holds, at the step its counter says.
+
+  Which weights each stage trains: the generator stage the generator's Transformer layers,
+  its MLM head and the embedding sub-network it shares with the discriminator (ELECTRA's
+  tying); the discriminator stage the discriminator's layers, its RTD head and that shared
+  embedding sub-network. So in stage 2 the frozen generator reads (and its MLM head scores
+  against) embeddings the discriminator keeps training. The paper, which ties embeddings
+  throughout, does not say otherwise.
+
+  Both networks run at every step (the other stage's loss is multiplied by 0): a step costs
+  ELECTRA's FLOPs at generator width 1, in either stage.
+
+  Args:
+    generator_steps: n, the generator stage's length (the run's TrainerConfig.train_steps
+      minus it is the discriminator stage's: the paper's "n steps" each is half the run).
+    **kwargs: ElectraPretrainingTask's (its gin bindings apply); generator_width_multiplier
+      must be 1, and generator and discriminator must share their embeddings (ELECTRA's
+      tying) or nothing (`weight_sharing = 'none'`, where the weight-sharing options are:
+      then the copy includes the embeddings and the generator is wholly frozen).
+
+  Metrics and losses: ELECTRA's (masked_lm_loss and disc_loss are reported in both stages;
+  total_loss is the stage's: mlm_weight * MLM, then rtd_weight * RTD; in evaluation, which
+  has no stage, ELECTRA's joint total).
+  """
+
+  def __init__(self, generator_steps: int = gin.REQUIRED, **kwargs):
+    super().__init__(**kwargs)
+    if self.generator_width_multiplier != 1.0:
+      raise UserError(
+          "two-stage ELECTRA initialises the discriminator from the generator, so they must "
+          "be the same size: set ElectraPretrainingTask.generator_width_multiplier = 1.0 "
+          f"(got {self.generator_width_multiplier})")
+    parameter, sharing = sharing_setting(self)
+    if sharing not in SHARED_EMBEDDINGS + SEPARATE:
+      raise UserError(
+          "two-stage ELECTRA copies the generator's weights into the discriminator's, which "
+          f"needs generator and discriminator Transformers of their own: "
+          f"ElectraPretrainingTask.{parameter} must be one of "
+          f"{SHARED_EMBEDDINGS + SEPARATE}, got {sharing!r}")
+    if generator_steps < 0:
+      raise UserError(f"TwoStageElectraPretrainingTask.generator_steps must be >= 0, got "
+                      f"{generator_steps}")
+    self.generator_steps = generator_steps
+
+  def build_model(self) -> tf_keras.Model:
+    return TwoStageElectraPretrainer(
+        self.encoder_config, sampling_temperature=self.sampling_temperature,
+        disallow_correct=self.disallow_correct, name="electra_pretrainer",
+        **sharing_arguments(self))
+
+  def in_generator_stage(self, step) -> tf.Tensor:
+    """bool scalar: `step` (the global step before its update) trains the generator."""
+    return tf.cast(step, tf.int64) < self.generator_steps
+
+  def model_inputs(self, batch, step, training):
+    inputs = super().model_inputs(batch, step, training)
+    batch_size = tf.shape(batch["input_word_ids"])[0]
+    if training:
+      generator_stage = tf.cast(self.in_generator_stage(step), tf.float32)
+      switches = tf.stack([generator_stage, 1.0 - generator_stage])
+      switch_now = tf.equal(tf.cast(step, tf.int64), self.generator_steps)
+    else:  # evaluation (its step is a batch number): both losses, no copy
+      switches, switch_now = tf.ones([2]), tf.constant(False)
+    return dict(inputs, **{LOSS_SWITCHES: tf.tile(switches[tf.newaxis], [batch_size, 1]),
+                           INITIALISE_DISCRIMINATOR: tf.fill([batch_size], switch_now)})
+
+  def compute_losses(self, batch, outputs) -> StepResult:
+    electra = super().compute_losses(batch, outputs)
+    mlm_on, rtd_on = tf.unstack(tf.reduce_mean(outputs[LOSS_SWITCHES], axis=0))
+    total_loss = (mlm_on * self.mlm_weight * electra.losses["masked_lm_loss"] +
+                  rtd_on * self.rtd_weight * electra.losses["disc_loss"])
+    return StepResult(total_loss=total_loss,
+                      losses=dict(electra.losses, total_loss=total_loss),
+                      metric_updates=electra.metric_updates)
+
+  def training_phases(self, model: TwoStageElectraPretrainer) -> TrainingPhases:
+    """Generator stage: generator + MLM head; discriminator stage: discriminator + RTD head
+    (the shared embedding sub-network in both)."""
+    generator = model.generator.trainable_variables + _own(model.generator_mlm_head,
+                                                           model.generator)
+    discriminator = model.encoder.trainable_variables + model.rtd_head.trainable_variables
+    return TrainingPhases(
+        phase_of_step=lambda step: tf.where(self.in_generator_stage(step), GENERATOR_PHASE,
+                                            DISCRIMINATOR_PHASE),
+        variables=[generator, discriminator])
+
+
+def _own(layer, other):
+  """`layer`'s trainable variables that `other` does not hold (a tied head's table)."""
+  held = {id(v) for v in other.trainable_variables}
+  return [v for v in layer.trainable_variables if id(v) not in held]
+
+
+# Both networks run every step (module docstring): ELECTRA's FLOPs, at generator width 1.
+register("two_stage_electra", TwoStageElectraPretrainingTask, flop_terms=electra_flop_terms)

@@ -1,0 +1,236 @@
+"""ELECTRA's generator training variants (issue #35; paper Figure 3 right, appendix F).
+
+Two-stage: through the runner's trainer, which weights each stage updates, the copy at the
+switch step, and exact resume from a checkpoint before the switch. Adversarial: the
+REINFORCE surrogate and the baseline's cross-entropy on hand-checked numbers, and which
+weights each loss reaches. Training, restore and export of both: the conformance suite
+(tests/tasks/test_objective_conformance.py).
+"""
+import numpy as np
+import pytest
+import tensorflow as tf
+
+from data.user_error import UserError
+from modeling.policy_gradient import baseline_loss
+from modeling.policy_gradient import discriminator_rewards
+from modeling.policy_gradient import reinforce_loss
+from modeling.policy_gradient import sample_log_probs
+from tasks.adversarial_electra_pretraining import AdversarialElectraPretrainingTask
+from tasks.electra_sharing import sharing_setting
+from tasks.pretraining_task import PretrainingData
+from tasks.two_stage_electra_pretraining import TwoStageElectraPretrainingTask
+from tests.kit import pretraining as helpers
+from tests.kit import trainers
+from tests.kit.gradients import groups_reached
+from tests.kit.gradients import variable_ids
+from tests.kit.gradients import weights_without
+from training.checkpoints import training_checkpoint
+
+SWITCH = 2  # generator_steps: steps 0 and 1 train the generator, step 2 switches
+
+
+def _data():
+  return PretrainingData(seq_length=helpers.SEQ, max_predictions_per_seq=helpers.PREDICTIONS,
+                         train_batch_size=4, eval_batch_size=4)
+
+
+def _two_stage_task(**kwargs):
+  return TwoStageElectraPretrainingTask(
+      encoder=helpers.tiny_encoder(helpers.VOCAB), data=_data(),
+      **dict(dict(generator_steps=SWITCH, generator_width_multiplier=1.0), **kwargs))
+
+
+def _values(variables):
+  return [v.numpy().copy() for v in variables]
+
+
+def _parts(model):
+  """name -> variables: the shared embedding sub-network, each network's own weights."""
+  projection = model.encoder.embedding_projection
+  shared = variable_ids(model.encoder.embedding_network.trainable_weights +
+                        (projection.trainable_weights if projection is not None else []))
+  return dict(
+      embeddings=[v for v in model.encoder.trainable_weights if id(v) in shared],
+      generator=weights_without(model.generator, shared) +
+      weights_without(model.generator_mlm_head, shared),
+      discriminator=weights_without(model.encoder, shared) + model.rtd_head.trainable_weights)
+
+
+def _changed(before, after):
+  return any(not np.array_equal(b, a) for b, a in zip(before, after))
+
+
+@pytest.fixture(scope="module")
+def two_stage_run(tmp_path_factory):
+  """Steps 0..3 of a tiny two-stage run (switch at 2) through the runner's trainer, with
+  each part's weights before each step; then a fresh trainer resumed from the checkpoint
+  taken after step 0, trained to the same step."""
+  task = _two_stage_task()
+  examples = helpers.pretraining_examples(4)  # one batch of 4: every step reads the same
+  strategy = tf.distribute.get_strategy()
+  trainer, _ = trainers.pretraining_trainer(task, strategy, examples, learning_rate=1e-3)
+  snapshots = []
+  prefix = None
+  for step in range(4):
+    snapshots.append({name: _values(variables)
+                      for name, variables in _parts(trainer.model).items()})
+    if step == 1:
+      prefix = training_checkpoint(trainer.model, trainer.optimizer).save(
+          str(tmp_path_factory.mktemp("two_stage") / "ckpt"))
+    trainer.train(tf.constant(1))
+  snapshots.append({name: _values(variables)
+                    for name, variables in _parts(trainer.model).items()})
+  resumed, _ = trainers.pretraining_trainer(task, strategy, examples, learning_rate=1e-3)
+  training_checkpoint(resumed.model, resumed.optimizer).read(
+      prefix).assert_existing_objects_matched()
+  assert int(resumed.optimizer.iterations.numpy()) == 1
+  for _ in range(3):
+    resumed.train(tf.constant(1))
+  return trainer, snapshots, resumed
+
+
+def test_two_stage_generator_stage_leaves_the_discriminator_untouched(two_stage_run):
+  _, snapshots, _ = two_stage_run
+  for step in range(SWITCH):  # Adam's decoupled weight decay would move it: it is not run
+    before, after = snapshots[step], snapshots[step + 1]
+    assert not _changed(before["discriminator"], after["discriminator"]), step
+    assert _changed(before["generator"], after["generator"]), step
+    assert _changed(before["embeddings"], after["embeddings"]), step
+
+
+def test_two_stage_switch_starts_the_discriminator_from_the_generator(two_stage_run):
+  trainer, snapshots, _ = two_stage_run
+  pairs = trainer.model.copied_weight_pairs()
+  assert len(pairs) == len(trainer.model.encoder.transformer_layers) * 16 > 0
+  parts = _parts(trainer.model)
+  own = {id(target): index for index, target in enumerate(parts["discriminator"])}
+  sources = {id(source): index for index, source in enumerate(parts["generator"])}
+  before, after = snapshots[SWITCH], snapshots[SWITCH + 1]
+  far, near = 0.0, 0.0
+  for target, source in pairs:
+    generator_value = before["generator"][sources[id(source)]]
+    far = max(far, np.abs(before["discriminator"][own[id(target)]] - generator_value).max())
+    near = max(near, np.abs(after["discriminator"][own[id(target)]] - generator_value).max())
+  # Independently initialised before; after, one Adam step (of size ~lr) from the copy.
+  assert near < 3e-3 < 1e-2 < far, (near, far)
+  # From the switch on, the generator is frozen; the discriminator and the embeddings train.
+  for step in range(SWITCH, 4):
+    assert not _changed(snapshots[step]["generator"], snapshots[step + 1]["generator"]), step
+    assert _changed(snapshots[step]["discriminator"], snapshots[step + 1]["discriminator"])
+    assert _changed(snapshots[step]["embeddings"], snapshots[step + 1]["embeddings"])
+
+
+def test_two_stage_copies_only_at_the_switch_step():
+  task = _two_stage_task()
+  model = task.build_model()
+  batch = {k: tf.constant(v) for k, v in helpers.pretraining_examples(4).items()}
+  for step in (SWITCH - 1, SWITCH + 1, SWITCH):
+    outputs = model(task.model_inputs(batch, tf.constant(step, tf.int64), training=True))
+    copied = all(np.array_equal(target.numpy(), source.numpy())
+                 for target, source in model.copied_weight_pairs())
+    assert copied == (step == SWITCH), step
+    np.testing.assert_array_equal(outputs["loss_switches"][0],
+                                  [1.0, 0.0] if step < SWITCH else [0.0, 1.0])
+  # Evaluation has no stage: both losses, no copy.
+  outputs = model(task.model_inputs(batch, tf.constant(SWITCH, tf.int64), training=False))
+  np.testing.assert_array_equal(outputs["loss_switches"][0], [1.0, 1.0])
+
+
+def test_two_stage_resumes_exactly_from_a_checkpoint_before_the_switch(two_stage_run):
+  trainer, _, resumed = two_stage_run
+  assert int(resumed.optimizer.iterations.numpy()) == 4
+  for weight, expected in zip(resumed.model.weights, trainer.model.weights):
+    np.testing.assert_array_equal(weight.numpy(), expected.numpy(), err_msg=weight.name)
+
+
+def test_two_stage_needs_a_generator_as_large_as_the_discriminator():
+  with pytest.raises(UserError, match="ElectraPretrainingTask.generator_width_multiplier"):
+    _two_stage_task(generator_width_multiplier=0.25)
+  parameter, _ = sharing_setting(_two_stage_task())
+  with pytest.raises(UserError, match=f"ElectraPretrainingTask.{parameter} must be one of"):
+    _two_stage_task(**{parameter: "gdes"})
+
+
+# ------------------------------------------------------------------------ adversarial
+def _sigmoid(x):
+  return 1.0 / (1.0 + np.exp(-x))
+
+
+def test_reinforce_surrogate_and_baseline_on_a_hand_checked_batch():
+  # One row, two masked positions (the second is padding), vocabulary of 3.
+  logits = tf.Variable([[[0.0, 1.0, 2.0], [5.0, 0.0, 0.0]]])
+  sampled = tf.constant([[1, 0]])
+  rtd_logits = tf.Variable([[1.5, -3.0]])
+  labels = tf.constant([[1, 0]])  # position 0's draw differs from the original
+  baseline_logits = tf.Variable([[-1.0, 4.0]])
+  weights = tf.constant([[1.0, 0.0]])
+  with tf.GradientTape(persistent=True) as tape:
+    log_probs = sample_log_probs(logits, sampled)
+    rewards = discriminator_rewards(rtd_logits, labels)
+    policy = reinforce_loss(log_probs, rewards, baseline_logits, weights)
+    fit = baseline_loss(baseline_logits, rewards, weights)
+
+  probs = np.exp([0.0, 1.0, 2.0]) / np.exp([0.0, 1.0, 2.0]).sum()
+  reward = np.log(_sigmoid(1.5))  # replaced, and the discriminator says so with p = s(1.5)
+  baseline = np.log(_sigmoid(-1.0))
+  np.testing.assert_allclose(rewards[0, 0], reward, rtol=1e-6)
+  np.testing.assert_allclose(policy, (reward - baseline) * np.log(probs[1]), rtol=1e-5)
+  # R > b here (the discriminator did better than expected): the gradient lowers the
+  # probability of the draw, so descending it makes the generator fool the discriminator.
+  assert reward > baseline
+  expected_grad = np.zeros([1, 2, 3], np.float32)
+  expected_grad[0, 0] = (reward - baseline) * (np.eye(3)[1] - probs)
+  np.testing.assert_allclose(tape.gradient(policy, logits), expected_grad, rtol=1e-5,
+                             atol=1e-7)
+  assert expected_grad[0, 0, 1] > 0
+  # No gradient into the discriminator or the baseline through the reward or advantage.
+  assert tape.gradient(policy, rtd_logits) is None
+  assert tape.gradient(policy, baseline_logits) is None
+  target = np.exp(reward)
+  np.testing.assert_allclose(
+      fit, -(target * np.log(_sigmoid(-1.0)) + (1 - target) * np.log(1 - _sigmoid(-1.0))),
+      rtol=1e-5)
+  np.testing.assert_allclose(tape.gradient(fit, baseline_logits),
+                             [[_sigmoid(-1.0) - target, 0.0]], rtol=1e-5)
+  assert tape.gradient(fit, rtd_logits) is None
+
+
+def _adversarial_run():
+  task = AdversarialElectraPretrainingTask(
+      encoder=helpers.tiny_encoder(helpers.VOCAB), data=_data(), generator_width_multiplier=0.5,
+      mlm_weight=0.0)
+  model = task.build_model()
+  batch = {k: tf.constant(v) for k, v in helpers.pretraining_examples(4).items()}
+  inputs = task.model_inputs(batch, tf.constant(0), training=True)
+  with tf.GradientTape(persistent=True) as tape:
+    outputs = model(inputs, training=True)
+    result = task.compute_losses(batch, outputs)
+  return task, model, batch, tape, outputs, result
+
+
+def test_adversarial_losses_reach_what_appendix_f_trains():
+  task, model, batch, tape, outputs, result = _adversarial_run()
+  shared = variable_ids(model.encoder.embedding_network.trainable_weights)
+  groups = dict(
+      embeddings=model.encoder.embedding_network.trainable_weights,
+      generator=weights_without(model.generator, shared) +
+      weights_without(model.generator_mlm_head, shared),
+      discriminator=weights_without(model.encoder, shared) + model.rtd_head.trainable_weights,
+      baseline=model.baseline_head.trainable_weights)
+  losses = result.losses
+  assert groups_reached(tape, losses["reinforce_loss"], groups) == {"generator", "embeddings"}
+  assert groups_reached(tape, losses["baseline_loss"], groups) == {"baseline"}
+  # The discriminator's loss reaches the generator only through the tied embeddings (as in
+  # ELECTRA): nothing through the discrete samples.
+  assert groups_reached(tape, losses["disc_loss"], groups) == {"discriminator", "embeddings"}
+  np.testing.assert_allclose(
+      result.total_loss, 50 * losses["disc_loss"] + losses["reinforce_loss"] +
+      losses["baseline_loss"], rtol=1e-6)
+  assert set(result.metric_updates) == set(task.build_metrics())
+  # The reward metric is the discriminator's log-likelihood at the real masked positions.
+  positions = batch["masked_lm_positions"].numpy()
+  logit = np.take_along_axis(outputs["rtd_logits"].numpy(), positions, axis=1)
+  label = np.take_along_axis(outputs["rtd_labels"].numpy(), positions, axis=1)
+  expected = np.where(label == 1, np.log(_sigmoid(logit)), np.log(_sigmoid(-logit)))
+  np.testing.assert_allclose(result.metric_updates["generator_reward"]["values"], expected,
+                             rtol=1e-5, atol=1e-6)
