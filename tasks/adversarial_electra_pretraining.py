@@ -14,7 +14,6 @@ from modeling.policy_gradient import discriminator_rewards
 from modeling.policy_gradient import reinforce_loss
 from tasks.electra_pretraining import electra_flop_terms
 from tasks.electra_pretraining import ElectraPretrainingTask
-from tasks.electra_sharing import sharing_arguments
 from tasks.protocol import StepResult
 from tasks.registry import register
 
@@ -60,7 +59,7 @@ class AdversarialElectraPretrainingTask(ElectraPretrainingTask):
         self.encoder_config, generator_width_multiplier=self.generator_width_multiplier,
         sampling_temperature=self.sampling_temperature,
         disallow_correct=self.disallow_correct, name="electra_pretrainer",
-        **sharing_arguments(self))
+        weight_sharing=self.weight_sharing)
 
   def build_metrics(self) -> Dict[str, tf_keras.metrics.Metric]:
     return dict(super().build_metrics(),

@@ -15,17 +15,18 @@ from data.user_error import UserError
 from modeling.two_stage_electra import INITIALISE_DISCRIMINATOR
 from modeling.two_stage_electra import LOSS_SWITCHES
 from modeling.two_stage_electra import TwoStageElectraPretrainer
+from modeling.weight_sharing import EMBEDDINGS
+from modeling.weight_sharing import NONE
 from tasks.electra_pretraining import electra_flop_terms
 from tasks.electra_pretraining import ElectraPretrainingTask
-from tasks.electra_sharing import SEPARATE
-from tasks.electra_sharing import SHARED_EMBEDDINGS
-from tasks.electra_sharing import sharing_arguments
-from tasks.electra_sharing import sharing_setting
 from tasks.protocol import StepResult
 from tasks.protocol import TrainingPhases
 from tasks.registry import register
 
 GENERATOR_PHASE, DISCRIMINATOR_PHASE = 0, 1
+# The sharing under which the generator has Transformer layers of its own (embeddings shared
+# or not), as the copy into the discriminator needs: not GDES's or "all"'s.
+_OWN_TRANSFORMERS = (EMBEDDINGS, NONE)
 
 
 @gin.configurable
@@ -72,13 +73,12 @@ class TwoStageElectraPretrainingTask(ElectraPretrainingTask):
           "two-stage ELECTRA initialises the discriminator from the generator, so they must "
           "be the same size: set ElectraPretrainingTask.generator_width_multiplier = 1.0 "
           f"(got {self.generator_width_multiplier})")
-    parameter, sharing = sharing_setting(self)
-    if sharing not in SHARED_EMBEDDINGS + SEPARATE:
+    if self.weight_sharing not in _OWN_TRANSFORMERS:
       raise UserError(
           "two-stage ELECTRA copies the generator's weights into the discriminator's, which "
           f"needs generator and discriminator Transformers of their own: "
-          f"ElectraPretrainingTask.{parameter} must be one of "
-          f"{SHARED_EMBEDDINGS + SEPARATE}, got {sharing!r}")
+          f"ElectraPretrainingTask.weight_sharing must be one of "
+          f"{_OWN_TRANSFORMERS}, got {self.weight_sharing!r}")
     if generator_steps < 0:
       raise UserError(f"TwoStageElectraPretrainingTask.generator_steps must be >= 0, got "
                       f"{generator_steps}")
@@ -88,7 +88,7 @@ class TwoStageElectraPretrainingTask(ElectraPretrainingTask):
     return TwoStageElectraPretrainer(
         self.encoder_config, sampling_temperature=self.sampling_temperature,
         disallow_correct=self.disallow_correct, name="electra_pretrainer",
-        **sharing_arguments(self))
+        weight_sharing=self.weight_sharing)
 
   def in_generator_stage(self, step) -> tf.Tensor:
     """bool scalar: `step` (the global step before its update) trains the generator."""

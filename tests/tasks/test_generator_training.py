@@ -16,7 +16,6 @@ from modeling.policy_gradient import discriminator_rewards
 from modeling.policy_gradient import reinforce_loss
 from modeling.policy_gradient import sample_log_probs
 from tasks.adversarial_electra_pretraining import AdversarialElectraPretrainingTask
-from tasks.electra_sharing import sharing_setting
 from tasks.pretraining_task import PretrainingData
 from tasks.two_stage_electra_pretraining import TwoStageElectraPretrainingTask
 from tests.kit import pretraining as helpers
@@ -146,9 +145,9 @@ def test_two_stage_resumes_exactly_from_a_checkpoint_before_the_switch(two_stage
 def test_two_stage_needs_a_generator_as_large_as_the_discriminator():
   with pytest.raises(UserError, match="ElectraPretrainingTask.generator_width_multiplier"):
     _two_stage_task(generator_width_multiplier=0.25)
-  parameter, _ = sharing_setting(_two_stage_task())
-  with pytest.raises(UserError, match=f"ElectraPretrainingTask.{parameter} must be one of"):
-    _two_stage_task(**{parameter: "gdes"})
+  for sharing in ("gdes", "all"):
+    with pytest.raises(UserError, match="ElectraPretrainingTask.weight_sharing must be one of"):
+      _two_stage_task(weight_sharing=sharing)
 
 
 # ------------------------------------------------------------------------ adversarial
