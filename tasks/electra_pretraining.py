@@ -45,6 +45,18 @@ def discriminator_metric_updates(labels: tf.Tensor, logits: tf.Tensor,
   return {name: update for name in DISCRIMINATOR_METRICS}
 
 
+def with_sampling_seeds(batch, seed=None, step=None, training=True):
+  """`batch` plus `sampling_seeds` [batch, 2] int32: each example's seed for its replacement
+  draws (modeling/sampling.py `example_seeds`: the task seed, the train or eval stream, the
+  step and the example's global index), or zeros (a dummy batch) when `seed` is None."""
+  batch_size = tf.shape(batch["input_word_ids"])[0]
+  if seed is None:
+    return dict(batch, sampling_seeds=tf.zeros([batch_size, 2], tf.int32))
+  seeds = example_seeds(seed, TRAIN_STREAM if training else EVAL_STREAM, step,
+                        global_example_indices(batch_size))
+  return dict(batch, sampling_seeds=seeds)
+
+
 @gin.configurable
 class ElectraPretrainingTask(PretrainingTask):
   """ELECTRA (Clark et al., 2020): total = mlm_weight * MLM + rtd_weight * RTD.
@@ -97,14 +109,10 @@ class ElectraPretrainingTask(PretrainingTask):
         name="electra_pretrainer")
 
   def model_inputs(self, batch, step, training):
-    batch_size = tf.shape(batch["input_word_ids"])[0]
-    seeds = example_seeds(self.seed, TRAIN_STREAM if training else EVAL_STREAM, step,
-                          global_example_indices(batch_size))
-    return dict(batch, sampling_seeds=seeds)
+    return with_sampling_seeds(batch, self.seed, step, training)
 
   def dummy_batch(self, batch_size: int = 1):
-    batch = super().dummy_batch(batch_size)
-    return dict(batch, sampling_seeds=tf.zeros([batch_size, 2], tf.int32))
+    return with_sampling_seeds(super().dummy_batch(batch_size))
 
   def build_metrics(self) -> Dict[str, tf_keras.metrics.Metric]:
     return dict(

@@ -10,11 +10,8 @@ from modeling.encoder_config import EncoderConfig
 from modeling.encoder_config import scaled_config
 from modeling.losses import masked_lm_loss
 from modeling.replace_mlm import ReplaceMlmPretrainer
-from modeling.sampling import example_seeds
 from tasks.bert_pretraining import masked_lm_accuracy_update
-from tasks.electra_pretraining import EVAL_STREAM
-from tasks.electra_pretraining import TRAIN_STREAM
-from tasks.pretraining_task import global_example_indices
+from tasks.electra_pretraining import with_sampling_seeds
 from tasks.pretraining_task import PretrainingData
 from tasks.pretraining_task import PretrainingTask
 from tasks.protocol import StepResult
@@ -63,14 +60,10 @@ class ReplaceMlmPretrainingTask(PretrainingTask):
         sampling_temperature=self.sampling_temperature, name="replace_mlm_pretrainer")
 
   def model_inputs(self, batch, step, training):
-    batch_size = tf.shape(batch["input_word_ids"])[0]
-    seeds = example_seeds(self.seed, TRAIN_STREAM if training else EVAL_STREAM, step,
-                          global_example_indices(batch_size))
-    return dict(batch, sampling_seeds=seeds)
+    return with_sampling_seeds(batch, self.seed, step, training)
 
   def dummy_batch(self, batch_size: int = 1):
-    batch = super().dummy_batch(batch_size)
-    return dict(batch, sampling_seeds=tf.zeros([batch_size, 2], tf.int32))
+    return with_sampling_seeds(super().dummy_batch(batch_size))
 
   def build_metrics(self) -> Dict[str, tf_keras.metrics.Metric]:
     return dict(
