@@ -181,3 +181,34 @@ def test_sparse_cross_entropy_matches_tensorflow_on_3d_bfloat16_logits():
   np.testing.assert_allclose(fused_loss.numpy(), plain_loss.numpy(), rtol=1e-5)
   np.testing.assert_allclose(tf.cast(fused_grad, tf.float32).numpy(),
                              tf.cast(plain_grad, tf.float32).numpy(), atol=1e-6)
+
+
+def largest_fusion_multiplies(depth: int) -> int:
+  """Multiplies in the biggest fused computation XLA makes of `depth` residual LayerNorms.
+
+  The chain of a Transformer's residual stream: x <- layer_norm(x @ w + x), each output
+  also read by the next matmul, forward and backward compiled as one XLA computation (as
+  in a jit_compile training step).
+  """
+  gamma, beta = tf.ones([8]), tf.zeros([8])
+  weights = [tf.random.normal([8, 8], seed=i) for i in range(depth)]
+
+  @tf.function(jit_compile=True)
+  def chain(x):
+    with tf.GradientTape() as tape:
+      tape.watch(x)
+      y = x
+      for w in weights:
+        y = fused_ops.layer_norm(tf.matmul(y, w) + y, gamma, beta, 1e-6)
+    return y, tape.gradient(y, x, output_gradients=tf.ones_like(y))
+
+  hlo = chain.experimental_get_compiler_ir(tf.ones([4, 8]))(stage="optimized_hlo")
+  computations = hlo.split("\n}\n")
+  return max(c.count(" multiply(") for c in computations if "fused_computation" in c
+             or "fusion" in c.split("\n", 1)[0])
+
+
+def test_layer_norm_output_is_not_recomputed_by_the_layers_after_it():
+  # Without the barrier XLA fused each LayerNorm's element-wise output into the next
+  # residual sum, so the last layer's kernel recomputed every layer below it.
+  assert largest_fusion_multiplies(6) == largest_fusion_multiplies(2)
