@@ -212,3 +212,15 @@ def test_layer_norm_output_is_not_recomputed_by_the_layers_after_it():
   # Without the barrier XLA fused each LayerNorm's element-wise output into the next
   # residual sum, so the last layer's kernel recomputed every layer below it.
   assert largest_fusion_multiplies(6) == largest_fusion_multiplies(2)
+
+
+def test_column_sums_are_matmuls_outside_xla_and_reductions_inside():
+  x = tf.reshape(tf.range(12, dtype=tf.float32), [2, 2, 3])  # rows [0 1 2] ... [9 10 11]
+  plain = tf.function(fused_ops._sum_over_leading_axes)  # pylint: disable=protected-access
+  compiled = tf.function(fused_ops._sum_over_leading_axes, jit_compile=True)  # pylint: disable=protected-access
+  for fn in (plain, compiled):
+    np.testing.assert_array_equal(fn(x), [18.0, 22.0, 26.0])
+  op_types = {op.type for op in plain.get_concrete_function(x).graph.get_operations()}
+  assert "MatMul" in op_types and "Sum" not in op_types
+  hlo = compiled.experimental_get_compiler_ir(x)(stage="hlo")
+  assert " reduce(" in hlo and " dot(" not in hlo
