@@ -181,3 +181,46 @@ def test_sparse_cross_entropy_matches_tensorflow_on_3d_bfloat16_logits():
   np.testing.assert_allclose(fused_loss.numpy(), plain_loss.numpy(), rtol=1e-5)
   np.testing.assert_allclose(tf.cast(fused_grad, tf.float32).numpy(),
                              tf.cast(plain_grad, tf.float32).numpy(), atol=1e-6)
+
+
+def largest_fusion_multiplies(depth: int) -> int:
+  """Multiplies in the biggest fused computation XLA makes of `depth` residual LayerNorms.
+
+  The chain of a Transformer's residual stream: x <- layer_norm(x @ w + x), each output
+  also read by the next matmul, forward and backward compiled as one XLA computation (as
+  in a jit_compile training step).
+  """
+  gamma, beta = tf.ones([8]), tf.zeros([8])
+  weights = [tf.random.normal([8, 8], seed=i) for i in range(depth)]
+
+  @tf.function(jit_compile=True)
+  def chain(x):
+    with tf.GradientTape() as tape:
+      tape.watch(x)
+      y = x
+      for w in weights:
+        y = fused_ops.layer_norm(tf.matmul(y, w) + y, gamma, beta, 1e-6)
+    return y, tape.gradient(y, x, output_gradients=tf.ones_like(y))
+
+  hlo = chain.experimental_get_compiler_ir(tf.ones([4, 8]))(stage="optimized_hlo")
+  computations = hlo.split("\n}\n")
+  return max(c.count(" multiply(") for c in computations if "fused_computation" in c
+             or "fusion" in c.split("\n", 1)[0])
+
+
+def test_layer_norm_output_is_not_recomputed_by_the_layers_after_it():
+  # Without the barrier XLA fused each LayerNorm's element-wise output into the next
+  # residual sum, so the last layer's kernel recomputed every layer below it.
+  assert largest_fusion_multiplies(6) == largest_fusion_multiplies(2)
+
+
+def test_column_sums_are_matmuls_outside_xla_and_reductions_inside():
+  x = tf.reshape(tf.range(12, dtype=tf.float32), [2, 2, 3])  # rows [0 1 2] ... [9 10 11]
+  plain = tf.function(fused_ops._sum_over_leading_axes)  # pylint: disable=protected-access
+  compiled = tf.function(fused_ops._sum_over_leading_axes, jit_compile=True)  # pylint: disable=protected-access
+  for fn in (plain, compiled):
+    np.testing.assert_array_equal(fn(x), [18.0, 22.0, 26.0])
+  op_types = {op.type for op in plain.get_concrete_function(x).graph.get_operations()}
+  assert "MatMul" in op_types and "Sum" not in op_types
+  hlo = compiled.experimental_get_compiler_ir(x)(stage="hlo")
+  assert " reduce(" in hlo and " dot(" not in hlo
