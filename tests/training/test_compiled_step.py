@@ -15,13 +15,18 @@ import tf_keras
 
 from bench import host_ops
 from modeling.encoder_config import encoder_config
+from tasks.adversarial_electra_pretraining import AdversarialElectraPretrainingTask
+from tasks.all_tokens_mlm_pretraining import AllTokensMlmPretrainingTask
 from tasks.bert_pretraining import BertPretrainingTask
+from tasks.electra_15_pretraining import Electra15PretrainingTask
 from tasks.electra_hp_pretraining import ElectraHpPretrainingTask
 from tasks.electra_pretraining import ElectraPretrainingTask
 from tasks.finetuning_task import FinetuningData
 from tasks.glue_task import GlueTask
+from tasks.replace_mlm_pretraining import ReplaceMlmPretrainingTask
 from tasks.script_pretraining import ScriptPretrainingTask
 from tasks.teams_pretraining import TeamsPretrainingTask
+from tasks.two_stage_electra_pretraining import TwoStageElectraPretrainingTask
 from tasks.pretraining_task import PretrainingData
 from tests.kit.encoders import FINETUNING_VOCAB_SIZE
 from tests.kit.encoders import tiny_encoder
@@ -56,6 +61,16 @@ def _task(objective, relative_position="none"):
   if objective.startswith("electra_hp"):
     return ElectraHpPretrainingTask(encoder, data, seed=3, generator_width_multiplier=0.5,
                                     hardness_method=objective[len("electra_"):])
+  half_width_generator = {"electra_15": Electra15PretrainingTask,
+                          "replace_mlm": ReplaceMlmPretrainingTask,
+                          "all_tokens_mlm": AllTokensMlmPretrainingTask,
+                          "adversarial_electra": AdversarialElectraPretrainingTask}
+  if objective in half_width_generator:
+    return half_width_generator[objective](encoder=encoder, data=data, seed=3,
+                                           generator_width_multiplier=0.5)
+  if objective == "two_stage_electra":  # the generator's stage at step 0, the switch at 1
+    return TwoStageElectraPretrainingTask(encoder=encoder, data=data, seed=3,
+                                          generator_width_multiplier=1.0, generator_steps=1)
   assert objective == "script", objective
   return ScriptPretrainingTask(encoder, data, seed=3)
 

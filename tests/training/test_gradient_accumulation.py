@@ -77,7 +77,8 @@ def _adam_epsilon_one():
   gin.bind_parameter("create_optimizer.epsilon", 1.0)
 
 
-@pytest.mark.parametrize("objective", OBJECTIVES)
+@pytest.mark.parametrize("objective", OBJECTIVES + (
+    "electra_15", "replace_mlm", "all_tokens_mlm", "two_stage_electra", "adversarial_electra"))
 def test_micro_batches_give_the_whole_batch_update_on_one_replica(objective):
   _assert_same_update(_pretraining_trainer(objective, tf.distribute.get_strategy()), 4)
 
