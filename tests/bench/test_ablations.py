@@ -30,17 +30,17 @@ def test_each_variant_gets_the_steps_its_own_flops_buy_and_two_stage_switches_at
   variants = ablations.select(["electra", "share_none", "share_all", "generator_1_8",
                                "two_stage"])
   electra_flops = sample_efficiency.step_flops(_plan_recipe(1.0), "electra")
-  recipe = _plan_recipe(40 * electra_flops)  # 40 ELECTRA steps
+  recipe = _plan_recipe(400 * electra_flops)  # 400 ELECTRA steps
   plan = ablations.plan(recipe, variants)["pretraining"]
   flops = {name: entry["step_flops"] for name, entry in plan.items()}
-  assert flops["electra"] == electra_flops and plan["electra"]["run_steps"] == [40]
+  assert flops["electra"] == electra_flops and plan["electra"]["run_steps"] == [400]
   # A same-size generator costs more than ELECTRA's 1/4 one, whatever it shares (sharing
   # changes the variables, not the work); a 1/8 generator costs less.
   assert flops["share_none"] == flops["share_all"] == flops["two_stage"] > electra_flops
   assert flops["generator_1_8"] < electra_flops
   for name, entry in plan.items():
-    assert entry["run_steps"] == [round(40 * electra_flops / flops[name])]
-  assert plan["share_all"]["run_steps"][0] < 40 < plan["generator_1_8"]["run_steps"][0]
+    assert entry["run_steps"] == [round(400 * electra_flops / flops[name])]
+  assert plan["share_all"]["run_steps"][0] < 400 < plan["generator_1_8"]["run_steps"][0]
   (two_stage_steps,) = plan["two_stage"]["run_steps"]
   assert plan["two_stage"]["run_bindings"] == [
       [f"TwoStageElectraPretrainingTask.generator_steps = {two_stage_steps // 2}"]]
@@ -63,15 +63,15 @@ def test_tiny_ablation_of_two_variants_end_to_end_then_again_without_redoing_a_r
   recipe = tiny_recipe(tmp_path)
   electra_flops = sample_efficiency.step_flops(recipe, "electra")
   recipe = dataclasses.replace(recipe, tasks=recipe.tasks[:1], budget_multiples=(1,),
-                               budget_flops=4 * electra_flops)
+                               num_seeds=1, budget_flops=4 * electra_flops)
   variants = ablations.select(["electra", "two_stage"])
   work_dir, plot_path = str(tmp_path / "ablations"), str(tmp_path / "ablations.png")
   results = ablations.study(recipe, variants, work_dir, plot_path, in_process=True)
 
   two_stage_steps = round(4 * electra_flops / sample_efficiency.step_flops(recipe, variants[1]))
   assert [(c["objective"], c["steps"], c["task"], len(c["scores"])) for c in results["cells"]] == [
-      ("no_pretraining", 0, "single", 2), ("electra", 4, "single", 2),
-      ("two_stage", two_stage_steps, "single", 2)]
+      ("no_pretraining", 0, "single", 1), ("electra", 4, "single", 1),
+      ("two_stage", two_stage_steps, "single", 1)]
   (electra,), (two_stage,) = results["pretraining"]["electra"], results["pretraining"]["two_stage"]
   assert os.path.basename(os.path.dirname(electra["checkpoints"]["1"]["checkpoint"])).startswith(
       "electra_4_steps_")
@@ -81,7 +81,7 @@ def test_tiny_ablation_of_two_variants_end_to_end_then_again_without_redoing_a_r
   assert "variant" not in electra  # a plain objective's record is sample_efficiency's
   assert {"disc_auc", "masked_lm_accuracy"} <= set(two_stage["heldout_evaluation"])
   attempts = attempt_logs(work_dir)
-  assert len(attempts) == 1 + 2 + 3 * 2  # 1 data set, 2 pretraining runs, 3 encoders x 2 seeds
+  assert len(attempts) == 1 + 2 + 3  # 1 data set, 2 pretraining runs, 3 encoders x 1 seed
 
   again = ablations.study(recipe, variants, work_dir, plot_path, in_process=True)
   assert attempt_logs(work_dir) == attempts  # nothing started again
