@@ -100,8 +100,8 @@ def select(names: Sequence[str]) -> List[Variant]:
 def check_one_budget(recipe: study_recipe.Recipe):
   """ValueError unless the recipe has one budget (a bar per variant is one run's encoder)."""
   if len(recipe.budget_multiples) != 1:
-    raise ValueError("bench.ablations compares variants at one budget: Recipe."
-                     f"budget_multiples must hold one multiple, got {list(recipe.budget_multiples)}")
+    raise ValueError("bench.ablations compares variants at one budget: Recipe.budget_multiples "
+                     f"must hold one multiple, got {list(recipe.budget_multiples)}")
 
 
 def plan(recipe: study_recipe.Recipe, variants: Sequence[Variant]) -> Dict:
