@@ -41,6 +41,10 @@ redone; an interrupted pretraining run resumes from its last checkpoint; a chang
 gets new folders. Runs go in this process by default (bench/study_runs.py: no Python and
 TensorFlow start-up per run); --noin_process starts official_runner.py for each. Fine-tuned
 checkpoints are deleted once scored.
+
+An objective may also be a `study_recipe.Variant`: a registered objective with further gin
+files and bindings (bench/ablations.py's), pretrained in pretrain/<variant>_<steps>_steps_
+<hash>/ for the steps its own FLOPs per step buy; a plain name keeps its folders.
 """
 import dataclasses
 import glob
@@ -49,7 +53,7 @@ import math
 import os
 import re
 import sys
-from typing import Dict, List
+from typing import Dict, List, Union
 
 from absl import app
 from absl import flags
@@ -91,20 +95,34 @@ flags.mark_flag_as_required("work_dir")
 
 REPO_ROOT = official_runner.REPO_ROOT
 PAPER_SIZE = "small"  # configs/pretrain/<objective>_small.gin: the objective's settings
+Objective = Union[str, study_recipe.Variant]  # a registered objective's name, or a Variant
 
 
-def step_flops(recipe: study_recipe.Recipe, objective: str) -> float:
-  """bench/flops.py's `train` FLOPs of one step of `objective` under the recipe."""
-  gin_files = _pretraining_gin_files(recipe, objective)
+def step_flops(recipe: study_recipe.Recipe, objective: Objective) -> float:
+  """bench/flops.py's `train` FLOPs of one step of `objective` (a Variant: with its own
+  settings) under the recipe."""
+  variant = study_recipe.as_variant(objective)
   task = pretraining_setup.task_from_gin(
-      gin_files, study_recipe.pretraining_bindings(recipe, objective, steps=2,
-                                                   checkpoint_interval=1))
+      _pretraining_gin_files(recipe, variant),
+      _pretraining_bindings(recipe, variant, steps=2, checkpoint_interval=1))
   return flops.step_totals(flops.objective_terms(task), recipe.batch_size)["train"]
 
 
-def _pretraining_gin_files(recipe, objective: str) -> List[str]:
-  return ([pretraining_setup.config_file(objective, PAPER_SIZE)]
-          + list(recipe.pretraining_gin_files))
+def unit_steps(recipe: study_recipe.Recipe, flops_per_step: float) -> int:
+  """Steps of the smallest budget (Recipe.budget_flops) at `flops_per_step`, at least 1."""
+  return max(1, round(recipe.budget_flops / flops_per_step))
+
+
+def _pretraining_gin_files(recipe, variant: study_recipe.Variant) -> List[str]:
+  return ([pretraining_setup.config_file(variant.objective, PAPER_SIZE)]
+          + list(variant.gin_files) + list(recipe.pretraining_gin_files))
+
+
+def _pretraining_bindings(recipe, variant: study_recipe.Variant, steps: int,
+                          checkpoint_interval: int) -> List[str]:
+  return (study_recipe.pretraining_bindings(recipe, variant.objective, steps,
+                                            checkpoint_interval)
+          + variant.run_bindings(steps))
 
 
 def planned_runs(recipe: study_recipe.Recipe, unit_steps: int) -> List[Dict]:
@@ -126,42 +144,46 @@ def _checkpoint_wall_s(run_dir: str, prefix: str, steps: int, total_steps: int) 
   return round(study_runs.wall_seconds(run_dir) * steps / total_steps, 1)
 
 
-def pretrain(recipe: study_recipe.Recipe, objective: str, work_dir: str,
+def pretrain(recipe: study_recipe.Recipe, objective: Objective, work_dir: str,
              in_process: bool = False) -> List[Dict]:
-  """Pretrains `objective` to every budget; returns one point per budget.
+  """Pretrains `objective` (a name or a Variant) to every budget; one point per budget.
 
   Returns:
     [{budget, steps, flops, checkpoint, pretraining_wall_s, run_dir}] in budget order.
   """
-  flops_per_step = step_flops(recipe, objective)
-  unit_steps = max(1, round(recipe.budget_flops / flops_per_step))
-  gin_files = _pretraining_gin_files(recipe, objective)
+  variant = study_recipe.as_variant(objective)
+  name = variant.name  # folders and messages: the objective's, or the variant's
+  flops_per_step = step_flops(recipe, variant)
+  unit = unit_steps(recipe, flops_per_step)
+  gin_files = _pretraining_gin_files(recipe, variant)
   points = []
-  for plan in planned_runs(recipe, unit_steps):
-    bindings = study_recipe.pretraining_bindings(recipe, objective, plan["steps"],
-                                                 plan["checkpoint_interval"])
-    run_dir = os.path.join(work_dir, "pretrain", f"{objective}_{plan['steps']}_steps_"
+  for plan in planned_runs(recipe, unit):
+    bindings = _pretraining_bindings(recipe, variant, plan["steps"],
+                                     plan["checkpoint_interval"])
+    run_dir = os.path.join(work_dir, "pretrain", f"{name}_{plan['steps']}_steps_"
                            + study_recipe.fingerprint(gin_files, bindings))
     record = study_runs.result(run_dir)
     if record is None:
-      print(f"{objective}: {flops_per_step:.3g} FLOPs a step, {plan['steps']} steps "
+      print(f"{name}: {flops_per_step:.3g} FLOPs a step, {plan['steps']} steps "
             f"({plan['steps'] * flops_per_step:.3g} FLOPs) into {run_dir}", flush=True)
       study_runs.run(run_dir, "pretrain", runner=dict(
           mode="train_and_eval", gin_files=gin_files, bindings=bindings), in_process=in_process)
       checkpoints = {}
       for multiple in plan["multiples"]:
-        prefix = os.path.join(run_dir, f"ckpt-{multiple * unit_steps}")
+        prefix = os.path.join(run_dir, f"ckpt-{multiple * unit}")
         if not os.path.exists(prefix + ".index"):
-          raise FileNotFoundError(f"{objective}: expected checkpoint {prefix} was not written")
+          raise FileNotFoundError(f"{name}: expected checkpoint {prefix} was not written")
         checkpoints[str(multiple)] = dict(
-            checkpoint=prefix, steps=multiple * unit_steps,
-            wall_s=_checkpoint_wall_s(run_dir, prefix, multiple * unit_steps, plan["steps"]))
+            checkpoint=prefix, steps=multiple * unit,
+            wall_s=_checkpoint_wall_s(run_dir, prefix, multiple * unit, plan["steps"]))
       try:
         evaluation = last_evaluation(os.path.join(run_dir, "metrics.jsonl"))
       except (ValueError, FileNotFoundError):
         evaluation = {}
+      names = (dict(objective=name) if variant.is_plain() else
+               dict(objective=variant.objective, variant=variant.name))
       record = study_runs.write_result(run_dir, dict(
-          objective=objective, step_flops=flops_per_step, steps=plan["steps"],
+          **names, step_flops=flops_per_step, steps=plan["steps"],
           wall_s=study_runs.wall_seconds(run_dir), cpu_s=study_runs.cpu_seconds(run_dir),
           checkpoints=checkpoints,
           heldout_evaluation=evaluation, gin_files=gin_files, bindings=bindings))
@@ -252,9 +274,12 @@ def _cell(objective: str, point: Dict, task: study_recipe.DownstreamTask,
   return cell
 
 
-def run_study(recipe: study_recipe.Recipe, objectives: List[str], work_dir: str,
+def run_study(recipe: study_recipe.Recipe, objectives: List[Objective], work_dir: str,
               in_process: bool = False, keep_checkpoints: bool = False) -> Dict:
-  """Every run of the study (the missing ones only); returns what results.json holds."""
+  """Every run of the study (the missing ones only); returns what results.json holds.
+
+  `objectives`: names or Variants (a Variant's cells and runs go by its name).
+  """
   options = dict(in_process=in_process, keep_checkpoints=keep_checkpoints)
   data_dirs = {task.name: finetuning_data(recipe, task, work_dir) for task in recipe.tasks}
   no_pretraining = dict(budget=0, steps=0, flops=0.0, checkpoint="", pretraining_wall_s=0.0)
@@ -264,29 +289,35 @@ def run_study(recipe: study_recipe.Recipe, objectives: List[str], work_dir: str,
     cells.append(_cell(study_report.NO_PRETRAINING, no_pretraining, task, finetune(
         recipe, task, data_dirs[task.name], "",
         os.path.join(work_dir, study_report.NO_PRETRAINING), "random_init", **options)))
-  for objective in objectives:
-    points = pretrain(recipe, objective, work_dir, in_process)
-    pretraining[objective] = [study_runs.result(run_dir) for run_dir in
+  for variant in map(study_recipe.as_variant, objectives):
+    points = pretrain(recipe, variant, work_dir, in_process)
+    pretraining[variant.name] = [study_runs.result(run_dir) for run_dir in
                               dict.fromkeys(point["run_dir"] for point in points)]
     for point in points:
-      print(f"{objective} step {point['steps']} ({point['flops']:.3g} FLOPs)", flush=True)
+      print(f"{variant.name} step {point['steps']} ({point['flops']:.3g} FLOPs)", flush=True)
       for task in recipe.tasks:
-        cells.append(_cell(objective, point, task, finetune(
+        cells.append(_cell(variant.name, point, task, finetune(
             recipe, task, data_dirs[task.name], point["checkpoint"], point["run_dir"],
             f"step_{point['steps']}", **options)))
-  return dict(recipe=study_recipe.as_dict(recipe), objectives=objectives,
+  return dict(recipe=study_recipe.as_dict(recipe),
+              objectives=[study_recipe.as_variant(o).name for o in objectives],
               pretraining=pretraining, cells=cells)
 
 
-def plan(recipe: study_recipe.Recipe, objectives: List[str]) -> Dict:
-  """Steps of each objective's pretraining runs and the number of fine-tuning runs."""
+def plan(recipe: study_recipe.Recipe, objectives: List[Objective]) -> Dict:
+  """Steps of each objective's pretraining runs and the number of fine-tuning runs (a
+  Variant's: its own FLOPs' steps, and its `step_fractions` bindings of each run)."""
   pretraining = {}
-  for objective in objectives:
-    flops_per_step = step_flops(recipe, objective)
-    unit_steps = max(1, round(recipe.budget_flops / flops_per_step))
-    pretraining[objective] = dict(
-        step_flops=flops_per_step, budget_steps=[m * unit_steps for m in recipe.budget_multiples],
-        run_steps=[run["steps"] for run in planned_runs(recipe, unit_steps)])
+  for variant in map(study_recipe.as_variant, objectives):
+    flops_per_step = step_flops(recipe, variant)
+    unit = unit_steps(recipe, flops_per_step)
+    run_steps = [run["steps"] for run in planned_runs(recipe, unit)]
+    pretraining[variant.name] = dict(
+        step_flops=flops_per_step, budget_steps=[m * unit for m in recipe.budget_multiples],
+        run_steps=run_steps)
+    if variant.step_fractions:
+      pretraining[variant.name]["run_bindings"] = [
+          variant.step_bindings(steps) for steps in run_steps]
   encoders = 1 + len(objectives) * len(recipe.budget_multiples)
   return dict(pretraining=pretraining,
               finetuning_runs=encoders * len(recipe.tasks) * recipe.num_seeds)
@@ -348,8 +379,9 @@ def shortcut_params() -> List[str]:
   return params
 
 
-def main(argv):
-  del argv
+def recipe_from_flags() -> study_recipe.Recipe:
+  """--recipe with --recipe_param, the shortcut flags and --finetune_epochs (SystemExit: a
+  one-line error)."""
   try:
     recipe = study_recipe.load(FLAGS.recipe, FLAGS.recipe_param + shortcut_params())
   except (ConfigError, ValueError, FileNotFoundError) as error:
@@ -357,14 +389,34 @@ def main(argv):
   if FLAGS.finetune_epochs is not None:
     recipe = dataclasses.replace(recipe, tasks=tuple(
         dataclasses.replace(task, epochs=FLAGS.finetune_epochs) for task in recipe.tasks))
-  if FLAGS.plan_only:
-    print(json.dumps(plan(recipe, list(FLAGS.objectives)), indent=1))
-    return
+  return recipe
+
+
+def check_before_running(recipe: study_recipe.Recipe):
+  """Fails now, not after hours of training: records missing, matplotlib missing."""
   for pattern in (recipe.train_records, recipe.eval_records):
     if not glob.glob(pattern if os.path.isabs(pattern) else os.path.join(REPO_ROOT, pattern)):
       raise SystemExit(f"error: no records match {pattern} (the kjv_toy recipe's: run "
                        "bash data/sample/make_sample_records.sh)")
-  plotting.pyplot()  # fail now, not after hours of training, if matplotlib is missing
+  plotting.pyplot()
+
+
+def start_afresh(module: str):
+  """Replaces this process by `python -m module` with the same arguments (it resumes)."""
+  print(f"{study_runs.in_process_runs()} runs in this process: starting afresh to free "
+        "their memory (finished runs are kept)", flush=True)
+  os.environ["PYTHONPATH"] = os.pathsep.join(
+      [REPO_ROOT] + [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p])
+  os.execv(sys.executable, [sys.executable, "-m", module] + sys.argv[1:])
+
+
+def main(argv):
+  del argv
+  recipe = recipe_from_flags()
+  if FLAGS.plan_only:
+    print(json.dumps(plan(recipe, list(FLAGS.objectives)), indent=1))
+    return
+  check_before_running(recipe)
   work_dir = os.path.abspath(FLAGS.work_dir)
   study_runs.set_run_limit(FLAGS.runs_per_process if FLAGS.in_process else None)
   try:
@@ -373,11 +425,7 @@ def main(argv):
                     else os.path.join(work_dir, "sample_efficiency.png"),
                     FLAGS.in_process, FLAGS.keep_finetuning_checkpoints)
   except study_runs.RunLimitReached:
-    print(f"{study_runs.in_process_runs()} runs in this process: starting afresh to free "
-          "their memory (finished runs are kept)", flush=True)
-    os.environ["PYTHONPATH"] = os.pathsep.join(
-        [REPO_ROOT] + [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p])
-    os.execv(sys.executable, [sys.executable, "-m", "bench.sample_efficiency"] + sys.argv[1:])
+    start_afresh("bench.sample_efficiency")
   print(json.dumps(dict(results=os.path.join(work_dir, "results.json"),
                         cells=len(results["cells"]))))
 

@@ -166,6 +166,44 @@ def _with_data_dir(recipe: Recipe) -> Recipe:
                              eval_records=fill(recipe.eval_records), tasks=tasks)
 
 
+@dataclasses.dataclass(frozen=True)
+class Variant:
+  """A registered objective with further pretraining settings: one run of its own.
+
+  Attributes:
+    name: the variant's name in folders (pretrain/<name>_<steps>_steps_<hash>/), the table
+      and the plot.
+    objective: the registered objective (tasks/registry.py) whose paper config it starts from.
+    gin_files: gin files applied after that config (before the recipe's).
+    bindings: gin bindings applied after the recipe's (they win).
+    step_fractions: (binding, fraction) pairs: `binding = int(fraction * steps)` of each
+      run, e.g. two-stage ELECTRA's switch at half the run.
+  A plain objective is Variant(objective, objective): its runs, folders and FLOPs are the
+  objective's own.
+  """
+  name: str
+  objective: str
+  gin_files: Tuple[str, ...] = ()
+  bindings: Tuple[str, ...] = ()
+  step_fractions: Tuple[Tuple[str, float], ...] = ()
+
+  def step_bindings(self, steps: int) -> List[str]:
+    """`step_fractions` as bindings of a run of `steps` steps."""
+    return [f"{binding} = {int(fraction * steps)}" for binding, fraction in self.step_fractions]
+
+  def run_bindings(self, steps: int) -> List[str]:
+    """The variant's bindings for a run of `steps` steps (after the recipe's)."""
+    return list(self.bindings) + self.step_bindings(steps)
+
+  def is_plain(self) -> bool:
+    return self == Variant(self.objective, self.objective)
+
+
+def as_variant(objective) -> Variant:
+  """`objective` if a Variant, else the plain Variant of a registered objective's name."""
+  return objective if isinstance(objective, Variant) else Variant(objective, objective)
+
+
 def as_dict(recipe: Recipe) -> Dict:
   return dataclasses.asdict(recipe)
 

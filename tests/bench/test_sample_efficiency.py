@@ -12,7 +12,9 @@ from bench import study_recipe
 from bench import study_report
 from bench import study_runs
 from tests.kit.paths import SAMPLE_VOCAB
-from tests.kit.record_job import make_records
+from tests.kit.tiny_study import attempt_logs as _attempt_logs
+from tests.kit.tiny_study import tiny_recipe as _tiny_recipe
+from tests.kit.tiny_study import write_tsv as _write_tsv
 
 TASK = study_recipe.DownstreamTask(name="t", data_flags=(), gin_file="g")
 
@@ -75,57 +77,6 @@ def test_results_file_names_no_folder_of_the_machine_it_ran_on(tmp_path):
       cells=[dict(run_dirs=["no_pretraining/finetune/seed_0"],
                   checkpoint="pretrain/electra_1/ckpt-5", steps=5)],
       pretraining=dict(gin_files=["configs/pretrain/electra_small.gin"]))
-
-
-def _write_tsv(path, header, rows):
-  path.parent.mkdir(parents=True, exist_ok=True)
-  path.write_text("\n".join("\t".join(row) for row in [header] + rows) + "\n")
-
-
-def _tiny_tasks(root):
-  """A 3-class single-sentence task and a sentence-pair task, 12 train and 6 dev rows each."""
-  topics = {"lord": "the lord god of israel", "sea": "the waters of the sea",
-            "bread": "and they did eat bread"}
-  for split, count in (("train", 12), ("dev", 6)):
-    names = list(topics)
-    _write_tsv(root / "single" / f"{split}.tsv", ["sentence", "label"],
-               [[f"{topics[names[i % 3]]} {i}", names[i % 3]] for i in range(count)])
-    _write_tsv(root / "pair" / f"{split}.tsv", ["sentence1", "sentence2", "label"],
-               [[topics[names[i % 3]], topics[names[(i + i % 2) % 3]], "yes" if i % 2 == 0
-                 else "no"] for i in range(count)])
-
-
-def _tiny_recipe(tmp_path):
-  make_records(tmp_path / "records" / "train", dupe_factor=2, num_shards=1)
-  make_records(tmp_path / "records" / "eval", dupe_factor=1, num_shards=1, seed=8)
-  _tiny_tasks(tmp_path / "tasks")
-  finetuning = ["train_batch_size = 4", "FinetuningData.eval_batch_size = 6",
-                "GlueTask.write_test_predictions = False", "TrainerConfig.steps_per_loop = 1"]
-  tasks = {"single": "sentence", "pair": "sentence1,sentence2"}
-  recipe = study_recipe.Recipe(
-      name="tiny", vocab_file=SAMPLE_VOCAB,
-      train_records=str(tmp_path / "records" / "train" / "pretrain-*.tfrecord"),
-      eval_records=str(tmp_path / "records" / "eval" / "pretrain-*.tfrecord"),
-      seq_length=64, max_predictions_per_seq=10, batch_size=4,
-      encoder_bindings=("encoder_config.size = 'tiny'",
-                        "encoder_config.overrides = {'num_layers': 1}"),
-      eval_steps=1, budget_flops=1.0, budget_multiples=(1, 2), num_seeds=2,
-      tasks=tuple(study_recipe.DownstreamTask(
-          name=name, data_flags=("--task=classification",
-                                 f"--input_dir={tmp_path / 'tasks' / name}",
-                                 f"--text_columns={columns}"),
-          gin_file="configs/finetune/classification.gin", max_seq_length=16, epochs=1,
-          bindings=tuple(finetuning)) for name, columns in tasks.items()))
-  return recipe
-
-
-def _attempt_logs(work_dir):
-  logs = {}
-  for root, _, files in os.walk(work_dir):
-    if study_runs.ATTEMPTS_FILE in files:
-      with open(os.path.join(root, study_runs.ATTEMPTS_FILE)) as f:
-        logs[root] = f.read()
-  return logs
 
 
 @pytest.mark.slow

@@ -1,0 +1,70 @@
+"""The ablation study's report: a held-out table per variant and a bar chart per task.
+
+Reads what bench/sample_efficiency.py's `run_study` returns (cells: one per variant and
+task at the study's one budget, `objective` = the variant's name; `pretraining`: variant
+-> [its run's result.json]) and the study's Variants.
+"""
+from typing import Dict, List, Sequence
+
+from bench import plotting
+from bench import study_recipe
+from bench import study_report
+
+# The pretraining run's final held-out evaluation (metrics.jsonl): the discriminator's AUC
+# (ELECTRA and its variants) and the masked-LM accuracy (BERT's, Replace / All-Tokens MLM's
+# model's, ELECTRA's generator's).
+HELDOUT_METRICS = ("disc_auc", "masked_lm_accuracy")
+
+
+def settings(variant: study_recipe.Variant, steps: int) -> str:
+  """What the variant changes on its objective's paper config ('-': nothing)."""
+  parts = list(variant.gin_files) + variant.run_bindings(steps)
+  return "; ".join(parts) if parts else "-"
+
+
+def heldout_table(results: Dict, variants: Sequence[study_recipe.Variant]) -> str:
+  """One row per variant: its objective, settings, steps, FLOPs and held-out metrics."""
+  header = (["variant", "objective", "settings", "steps", "FLOPs per step"]
+            + [f"held-out {metric}" for metric in HELDOUT_METRICS] + ["pretraining wall (s)"])
+  lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+  for variant in variants:
+    (record,) = results["pretraining"][variant.name]  # one run: the study's one budget
+    evaluation = record.get("heldout_evaluation", {})
+    metrics = [f"{evaluation[metric]:.3f}" if metric in evaluation else "-"
+               for metric in HELDOUT_METRICS]
+    lines.append("| " + " | ".join(
+        [variant.name, variant.objective, settings(variant, record["steps"]),
+         str(record["steps"]), f"{record['step_flops']:.3g}"] + metrics
+        + [f"{record['wall_s']:.0f}"]) + " |")
+  return "\n".join(lines) + "\n"
+
+
+def plot(cells: Sequence[Dict], path: str, title: str):
+  """One panel per task: a bar per variant (mean ± std over seeds), random init dashed.
+
+  Returns:
+    The matplotlib figure, written to `path` (PNG).
+  """
+  plt = plotting.pyplot()
+  tasks = list(dict.fromkeys((c["task"], c["metric"]) for c in cells))
+  variants: List[str] = list(dict.fromkeys(
+      c["objective"] for c in cells if c["objective"] != study_report.NO_PRETRAINING))
+  figure, axes_list = plt.subplots(1, len(tasks), squeeze=False,
+                                   figsize=(max(5.5, 0.6 * len(variants) + 2) * len(tasks), 4.5))
+  for axes, (task, metric) in zip(axes_list[0], tasks):
+    by_variant = {c["objective"]: study_report.mean_and_std(c["scores"])
+                  for c in cells if c["task"] == task}
+    axes.bar(range(len(variants)), [by_variant[v]["mean"] for v in variants],
+             yerr=[by_variant[v]["std"] for v in variants], capsize=3, label="mean ± std")
+    if study_report.NO_PRETRAINING in by_variant:
+      baseline = by_variant[study_report.NO_PRETRAINING]
+      axes.axhline(baseline["mean"], color="gray", linestyle="--", label="random init")
+      axes.axhspan(baseline["mean"] - baseline["std"], baseline["mean"] + baseline["std"],
+                   color="gray", alpha=0.15)
+    axes.set_xticks(range(len(variants)))
+    axes.set_xticklabels(variants, rotation=45, ha="right")
+    axes.set_ylabel(f"{task} dev {metric}")
+    axes.set_title(task)
+  figure.suptitle(title)
+  plotting.save(figure, axes_list[0][-1], path)
+  return figure

@@ -1,0 +1,111 @@
+"""The ablation study: each variant's steps from its own FLOPs, the two-stage switch at half
+the run, unknown names, and a tiny end-to-end run of two variants that a rerun leaves alone."""
+import dataclasses
+import json
+import os
+
+import numpy as np
+import pytest
+
+from bench import ablation_report
+from bench import ablations
+from bench import sample_efficiency
+from bench import study_recipe
+from tests.kit.paths import SAMPLE_VOCAB
+from tests.kit.tiny_study import attempt_logs
+from tests.kit.tiny_study import tiny_recipe
+
+TASK = study_recipe.DownstreamTask(name="t", data_flags=(), gin_file="g")
+TINY_ENCODER = ("encoder_config.size = 'tiny'", "encoder_config.overrides = {'num_layers': 1}")
+
+
+def _plan_recipe(budget_flops):
+  return study_recipe.Recipe(vocab_file=SAMPLE_VOCAB, train_records="x", eval_records="x",
+                             seq_length=64, max_predictions_per_seq=10, batch_size=4,
+                             encoder_bindings=TINY_ENCODER, budget_flops=budget_flops,
+                             budget_multiples=(1,), tasks=(TASK,))
+
+
+def test_each_variant_gets_the_steps_its_own_flops_buy_and_two_stage_switches_at_half():
+  variants = ablations.select(["electra", "share_none", "share_all", "generator_1_8",
+                               "two_stage"])
+  electra_flops = sample_efficiency.step_flops(_plan_recipe(1.0), "electra")
+  recipe = _plan_recipe(400 * electra_flops)  # 400 ELECTRA steps
+  plan = ablations.plan(recipe, variants)["pretraining"]
+  flops = {name: entry["step_flops"] for name, entry in plan.items()}
+  assert flops["electra"] == electra_flops and plan["electra"]["run_steps"] == [400]
+  # A same-size generator costs more than ELECTRA's 1/4 one, whatever it shares (sharing
+  # changes the variables, not the work); a 1/8 generator costs less.
+  assert flops["share_none"] == flops["share_all"] == flops["two_stage"] > electra_flops
+  assert flops["generator_1_8"] < electra_flops
+  for name, entry in plan.items():
+    assert entry["run_steps"] == [round(400 * electra_flops / flops[name])]
+  assert plan["share_all"]["run_steps"][0] < 400 < plan["generator_1_8"]["run_steps"][0]
+  (two_stage_steps,) = plan["two_stage"]["run_steps"]
+  assert plan["two_stage"]["run_bindings"] == [
+      [f"TwoStageElectraPretrainingTask.generator_steps = {two_stage_steps // 2}"]]
+  assert "run_bindings" not in plan["electra"]
+  # A plain objective is its own variant: the sample-efficiency study's settings unchanged.
+  assert sample_efficiency.plan(recipe, ["electra"])["pretraining"]["electra"] == plan["electra"]
+
+
+def test_unknown_variant_or_several_budgets_is_a_one_line_error():
+  with pytest.raises(ValueError, match=r"^--variants: unknown variant\(s\) nope; known: "
+                     r"electra, ") as error:
+    ablations.select(["electra", "nope"])
+  assert "\n" not in str(error.value)
+  with pytest.raises(ValueError, match=r"budget_multiples must hold one multiple, got \[1, 2\]"):
+    ablations.plan(dataclasses.replace(_plan_recipe(1.0), budget_multiples=(1, 2)), [])
+
+
+@pytest.mark.slow
+def test_tiny_ablation_of_two_variants_end_to_end_then_again_without_redoing_a_run(tmp_path):
+  recipe = tiny_recipe(tmp_path)
+  electra_flops = sample_efficiency.step_flops(recipe, "electra")
+  recipe = dataclasses.replace(recipe, tasks=recipe.tasks[:1], budget_multiples=(1,),
+                               num_seeds=1, budget_flops=4 * electra_flops)
+  variants = ablations.select(["electra", "two_stage"])
+  work_dir, plot_path = str(tmp_path / "ablations"), str(tmp_path / "ablations.png")
+  results = ablations.study(recipe, variants, work_dir, plot_path, in_process=True)
+
+  two_stage_steps = round(4 * electra_flops / sample_efficiency.step_flops(recipe, variants[1]))
+  assert [(c["objective"], c["steps"], c["task"], len(c["scores"])) for c in results["cells"]] == [
+      ("no_pretraining", 0, "single", 1), ("electra", 4, "single", 1),
+      ("two_stage", two_stage_steps, "single", 1)]
+  (electra,), (two_stage,) = results["pretraining"]["electra"], results["pretraining"]["two_stage"]
+  assert os.path.basename(os.path.dirname(electra["checkpoints"]["1"]["checkpoint"])).startswith(
+      "electra_4_steps_")
+  assert (two_stage["objective"], two_stage["variant"]) == ("two_stage_electra", "two_stage")
+  assert two_stage["bindings"][-1] == (
+      f"TwoStageElectraPretrainingTask.generator_steps = {two_stage_steps // 2}")
+  assert "variant" not in electra  # a plain objective's record is sample_efficiency's
+  assert {"disc_auc", "masked_lm_accuracy"} <= set(two_stage["heldout_evaluation"])
+  attempts = attempt_logs(work_dir)
+  assert len(attempts) == 1 + 2 + 3  # 1 data set, 2 pretraining runs, 3 encoders x 1 seed
+
+  again = ablations.study(recipe, variants, work_dir, plot_path, in_process=True)
+  assert attempt_logs(work_dir) == attempts  # nothing started again
+  assert again["cells"] == results["cells"]
+
+  with open(os.path.join(work_dir, "results.json")) as f:
+    written = f.read()
+  assert work_dir not in written
+  assert [v["name"] for v in json.loads(written)["variants"]] == ["electra", "two_stage"]
+  with open(os.path.join(work_dir, "results.md")) as f:
+    report = f.read()
+  heldout_row = next(line for line in report.splitlines() if line.startswith("| two_stage |"))
+  fields = [field.strip() for field in heldout_row.strip("|").split("|")]
+  assert fields[:4] == ["two_stage", "two_stage_electra",
+                        f"TwoStageElectraPretrainingTask.generator_steps = {two_stage_steps // 2}",
+                        str(two_stage_steps)]
+  assert fields[5] == f"{two_stage['heldout_evaluation']['disc_auc']:.3f}"
+
+  assert os.path.getsize(plot_path) > 0
+  (axes,) = ablation_report.plot(results["cells"], str(tmp_path / "again.png"), "tiny").axes
+  (bars,) = [bars for bars in axes.containers if bars.get_label() == "mean ± std"]
+  assert bars.errorbar is not None
+  np.testing.assert_allclose([bar.get_height() for bar in bars],
+                             [c["mean"] for c in results["cells"][1:]])
+  assert [label.get_text() for label in axes.get_xticklabels()] == ["electra", "two_stage"]
+  (baseline,) = [line for line in axes.get_lines() if line.get_label() == "random init"]
+  assert baseline.get_ydata()[0] == pytest.approx(results["cells"][0]["mean"])
