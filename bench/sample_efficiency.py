@@ -160,8 +160,12 @@ def pretrain(recipe: study_recipe.Recipe, objective: Objective, work_dir: str,
   for plan in planned_runs(recipe, unit):
     bindings = _pretraining_bindings(recipe, variant, plan["steps"],
                                      plan["checkpoint_interval"])
+    # The config files by their names in the repository, not the checkout's absolute
+    # paths: a study resumes from another checkout of the same code.
+    named_files = [os.path.relpath(path, REPO_ROOT) if os.path.isabs(path) else path
+                   for path in gin_files]
     run_dir = os.path.join(work_dir, "pretrain", f"{name}_{plan['steps']}_steps_"
-                           + study_recipe.fingerprint(gin_files, bindings))
+                           + study_recipe.fingerprint(named_files, bindings))
     record = study_runs.result(run_dir)
     if record is None:
       print(f"{name}: {flops_per_step:.3g} FLOPs a step, {plan['steps']} steps "

@@ -202,3 +202,24 @@ def test_an_in_process_run_past_the_limit_starts_nothing(tmp_path):
     study_runs.set_run_limit(None)
   assert study_runs.attempts(str(tmp_path / "run")) == []
   assert not os.path.exists(tmp_path / "run" / "finetune.log")
+
+
+def test_a_pretraining_folder_is_named_the_same_from_another_checkout(tmp_path, monkeypatch):
+  """The folder hashes the config files' repository names, not the checkout's paths."""
+  recipe = study_recipe.load("configs/study/kjv_toy.gin")
+  started = []
+
+  def record_and_stop(run_dir, *unused_args, **unused_kwargs):
+    started.append(os.path.basename(run_dir))
+    raise InterruptedError
+
+  monkeypatch.setattr(study_runs, "run", record_and_stop)
+  monkeypatch.setattr(sample_efficiency, "step_flops", lambda *_: 1e9)
+  for checkout in ("/a/checkout", "/another/one"):
+    monkeypatch.setattr(sample_efficiency, "REPO_ROOT", checkout)
+    monkeypatch.setattr(sample_efficiency, "_pretraining_gin_files", lambda *_, c=checkout: [
+        f"{c}/configs/pretrain/electra_small.gin", "configs/study/extra.gin"])
+    with pytest.raises(InterruptedError):
+      sample_efficiency.pretrain(recipe, "electra", str(tmp_path))
+  assert len(started) == 2 and started[0] == started[1]
+  assert started[0].startswith("electra_")
