@@ -29,8 +29,8 @@ import tempfile
 import time
 
 REPO_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-
-SPECIAL_TOKENS = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]  # data.tokenization's
+sys.path.insert(0, REPO_ROOT)  # run as a file: `from data ...` (TensorFlow-free)
+from data.vocab_tokens import SPECIAL_TOKENS  # pylint: disable=wrong-import-position
 
 _BARE_SENTENCEPIECE = """
 import sentencepiece as spm
@@ -64,7 +64,7 @@ def commands(builder, files, vocab_size, directory):
     ours = [python, "-m", "data.build_vocab", f"--input_files={','.join(files)}",
             f"--vocab_size={vocab_size}", f"--output={os.path.join(directory, 'ours.txt')}"]
     bare = [python, "-c", _BARE_WORDPIECE.format(files=list(files), vocab_size=vocab_size,
-                                                 special=SPECIAL_TOKENS, directory=directory)]
+                                                 special=list(SPECIAL_TOKENS), directory=directory)]
   return ours, bare
 
 

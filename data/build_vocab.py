@@ -23,7 +23,6 @@ lines that are not valid UTF-8 or are longer than --max_line_bytes.
 --vocab_size is a ceiling: a small corpus may give fewer tokens.
 """
 from data import program  # (first: sets TensorFlow's log level, should anything load it)
-import math
 import time
 from typing import Iterator, List, Optional, Sequence, Tuple, Union
 
@@ -111,19 +110,12 @@ def iter_text_blocks(files: Sequence[str],
 
 def _with_progress(blocks: Iterator[Tuple[str, int]], total_bytes: int) -> Iterator[str]:
   """Yields the blocks' texts, logging MB counted, rate and ETA every few seconds."""
-  total_mb = max(1, math.ceil(total_bytes / 1e6))
-  counting = progress.Progress("build_vocab: counting words", total_mb, "MB",
-                               interval=_PROGRESS_SECONDS)
-  done_bytes, reported_mb = 0, 0
+  counting = progress.MegabyteProgress("build_vocab: counting words", total_bytes,
+                                       interval=_PROGRESS_SECONDS)
   for text, size in blocks:
     yield text
-    done_bytes += size
-    done_mb = min(done_bytes // 1_000_000, total_mb)
-    if done_mb > reported_mb:
-      counting.update(done_mb - reported_mb)
-      reported_mb = done_mb
-  if reported_mb < total_mb:
-    counting.update(total_mb - reported_mb)
+    counting.advance(size)
+  counting.finish()
   logging.info("build_vocab: learning the pieces")
 
 

@@ -1,4 +1,5 @@
 """Progress lines with a rate and an ETA, for the preprocessing jobs."""
+import math
 import time
 from typing import Callable, Optional
 
@@ -53,3 +54,27 @@ class Progress:
     if self.done >= self.total or now - self._last_line >= self.interval:
       self._last_line = now
       self.log(self.line())
+
+
+class MegabyteProgress:
+  """A Progress over bytes read, counted in whole MB (1e6 bytes) of `total_bytes`.
+
+  `advance(num_bytes)` as bytes go by; `finish()` at the end counts up to the total (the
+  last partial MB, and bytes the caller's size estimate missed).
+  """
+
+  def __init__(self, what: str, total_bytes: int, interval: float = 10.0):
+    self.total_mb = max(1, math.ceil(total_bytes / 1e6))
+    self._progress = Progress(what, self.total_mb, "MB", interval=interval)
+    self._done_bytes = 0
+
+  def advance(self, num_bytes: int) -> None:
+    self._done_bytes += num_bytes
+    self._report(min(self._done_bytes // 1_000_000, self.total_mb))
+
+  def finish(self) -> None:
+    self._report(self.total_mb)
+
+  def _report(self, done_mb: int) -> None:
+    if done_mb > self._progress.done:
+      self._progress.update(done_mb - self._progress.done)

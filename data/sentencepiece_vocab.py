@@ -17,7 +17,6 @@ seeded (`--seed`) and it reads every line (no sampling), in file order.
 """
 import collections
 import io
-import math
 import time
 from typing import Iterator, Sequence, Union
 
@@ -38,23 +37,16 @@ def _lines_with_progress(chunks: Sequence[text_reading.TextChunk], max_line_byte
                          total_bytes: int) -> Iterator[str]:
   """The corpus' lines as the records job reads them (text_reading: bad lines dropped and
   counted), logging MB read, rate and ETA every few seconds."""
-  total_mb = max(1, math.ceil(total_bytes / 1e6))
-  reading = progress.Progress("build_vocab: reading sentences", total_mb, "MB",
-                              interval=_PROGRESS_SECONDS)
-  done_bytes, reported_mb = 0, 0
+  reading = progress.MegabyteProgress("build_vocab: reading sentences", total_bytes,
+                                      interval=_PROGRESS_SECONDS)
   dropped = collections.Counter()
   for chunk in chunks:
     documents, counts = text_reading.read_chunk_documents(chunk, max_line_bytes)
     dropped.update({key: counts[key] for key in ("invalid_utf8_lines", "overlong_lines")})
     for document in documents:
       yield from document
-    done_bytes += chunk.end - chunk.start
-    done_mb = min(done_bytes // 1_000_000, total_mb)
-    if done_mb > reported_mb:
-      reading.update(done_mb - reported_mb)
-      reported_mb = done_mb
-  if reported_mb < total_mb:
-    reading.update(total_mb - reported_mb)
+    reading.advance(chunk.end - chunk.start)
+  reading.finish()
   if sum(dropped.values()):
     logging.warning("Skipped %d lines that were not valid UTF-8 and %d longer than %d bytes.",
                     dropped["invalid_utf8_lines"], dropped["overlong_lines"], max_line_bytes)

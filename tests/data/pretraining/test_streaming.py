@@ -57,6 +57,17 @@ def test_progress_lines_have_counts_rate_and_eta_at_most_every_interval():
   assert progress.format_duration(3723) == "1h02m03s"
 
 
+def test_megabyte_progress_counts_whole_megabytes_and_finishes_at_the_total(monkeypatch):
+  lines = []
+  monkeypatch.setattr(progress.logging, "info", lambda fmt, *args: lines.append(fmt % args))
+  reading = progress.MegabyteProgress("reading", 2_500_000, interval=1e9)  # 3 MB in all
+  reading.advance(999_999)
+  reading.advance(1_500_001)  # 2.5 MB: 2 whole MB, no line yet (interval)
+  assert lines == [] and reading.total_mb == 3
+  reading.finish()  # the last partial MB: 3/3, a line
+  assert len(lines) == 1 and lines[0].startswith("reading: 3/3 MB (100%)")
+
+
 def test_the_job_logs_packing_and_writing_progress(tmp_path, monkeypatch):
   lines = []
   monkeypatch.setattr(progress.logging, "info", lambda fmt, *args: lines.append(fmt % args))
