@@ -24,7 +24,7 @@ from typing import Dict, List
 from absl import app
 from absl import flags
 
-from training.reporting import MetricsFile
+from training import metrics_records
 
 REPO_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -51,10 +51,10 @@ def last_evaluation(metrics_file: str) -> Dict[str, float]:
   Training records (split "train": skipped non-finite steps, rollbacks) and lines a crash
   cut short are passed over, as the runner's own reader does.
   """
-  evaluations = MetricsFile(metrics_file, global_step=None).evaluations()
-  if not evaluations:
+  last = metrics_records.last_local_evaluation(metrics_file)
+  if last is None:
     raise ValueError(f"{metrics_file} holds no evaluation")
-  return {key: value for key, value in evaluations[-1].items() if key not in ("step", "split")}
+  return {key: value for key, value in last.items() if key not in ("step", "split")}
 
 
 def score_test_set(predictions_file: str, labels_file: str) -> float:

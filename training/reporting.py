@@ -9,6 +9,8 @@ from absl import logging
 import orbit
 import tensorflow as tf
 
+from training import metrics_records
+
 # Printed first, in this order; other outputs follow alphabetically.
 _LEADING_KEYS = ("total_loss", "masked_lm_loss", "disc_loss")
 
@@ -113,14 +115,8 @@ class MetricsFile:
     """Every complete record in the file, in order ([] when there is no file)."""
     if not tf.io.gfile.exists(self.path):
       return []
-    parsed = []
     with tf.io.gfile.GFile(self.path) as stream:
-      for line in stream:
-        try:
-          parsed.append(json.loads(line))
-        except json.JSONDecodeError:
-          continue  # a line a crash cut short
-    return parsed
+      return metrics_records.parse_records(stream)
 
   def evaluations(self) -> List[dict]:
     """The complete records of this file's split ("eval"), in order, step and split kept."""

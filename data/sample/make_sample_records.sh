@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Builds pretraining TFRecords from the bundled KJV corpus:
-#   data/sample/tfrecords/seq32/{train,eval}/  the quickstart's (configs/quickstart.gin):
-#       seq length 32, unmasked (dynamic masking while reading), one copy of each example
+#   data/sample/tfrecords/seq32/{train,eval}/  the quickstart's (configs/quickstart_recipe.gin):
+#       seq length 32, unmasked (each objective masks them while reading by its own config's
+#       rules), one copy of each example
 #   data/sample/tfrecords/seq128/{train,eval}/  the toy study's (configs/study/kjv_toy.gin):
 #       seq length 128, unmasked (each objective masks them by its own config's rules)
 #   data/sample/tfrecords/train/pretrain-0000{0..3}-of-00004.tfrecord  (+ metadata.json)
@@ -45,14 +46,16 @@ if [[ -z "$ONLY" ]]; then
       --dupe_factor=1 --num_shards=1 --seed=54321
 fi
 SEQ32=(--vocab_file=data/sample/vocab.txt --max_seq_length=32 --max_predictions_per_seq=5
-       --masked_lm_prob=0.15 --mask_strategy=electra --lower_case --nostatic_masking --dupe_factor=1)
+       --masked_lm_prob=0.15 --lower_case --nostatic_masking --dupe_factor=1)
 "$PYTHON" -m data.create_pretraining_data "${SEQ32[@]}" \
     --input_files="$OUT/corpus/train.txt" --output_dir="$OUT/seq32/train" --num_shards=4 --seed=12345
 "$PYTHON" -m data.create_pretraining_data "${SEQ32[@]}" \
     --input_files="$OUT/corpus/eval.txt" --output_dir="$OUT/seq32/eval" --num_shards=1 --seed=54321
-SEQ128=(--vocab_file=data/sample/vocab.txt --max_seq_length=128 --max_predictions_per_seq=20
-        --masked_lm_prob=0.15 --lower_case --nostatic_masking --dupe_factor=1)
-"$PYTHON" -m data.create_pretraining_data "${SEQ128[@]}" \
-    --input_files="$OUT/corpus/train.txt" --output_dir="$OUT/seq128/train" --num_shards=4 --seed=12345
-"$PYTHON" -m data.create_pretraining_data "${SEQ128[@]}" \
-    --input_files="$OUT/corpus/eval.txt" --output_dir="$OUT/seq128/eval" --num_shards=1 --seed=54321
+if [[ -z "$ONLY" ]]; then
+  SEQ128=(--vocab_file=data/sample/vocab.txt --max_seq_length=128 --max_predictions_per_seq=20
+          --masked_lm_prob=0.15 --lower_case --nostatic_masking --dupe_factor=1)
+  "$PYTHON" -m data.create_pretraining_data "${SEQ128[@]}" \
+      --input_files="$OUT/corpus/train.txt" --output_dir="$OUT/seq128/train" --num_shards=4 --seed=12345
+  "$PYTHON" -m data.create_pretraining_data "${SEQ128[@]}" \
+      --input_files="$OUT/corpus/eval.txt" --output_dir="$OUT/seq128/eval" --num_shards=1 --seed=54321
+fi

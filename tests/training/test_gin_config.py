@@ -19,7 +19,7 @@ RUNNABLE = sorted(
      glob.glob(os.path.join(REPO_ROOT, "configs", "finetune", "glue_*.gin")) +
      glob.glob(os.path.join(REPO_ROOT, "configs", "finetune", "squad_v*.gin"))
      if not path.endswith("glue_base.gin")] +
-    ["configs/quickstart.gin", "configs/quickstart_full.gin"])
+    ["configs/quickstart.gin", "configs/quickstart_full.gin", "configs/quickstart_mlm.gin"])
 
 
 @pytest.mark.parametrize("config", RUNNABLE)
@@ -45,6 +45,35 @@ def test_quickstart_full_is_the_quickstart_over_4000_steps():
   assert sorted(short - full) == ["TrainerConfig.checkpoint_interval = 500",
                                   "TrainerConfig.train_steps = 1000",
                                   "TrainerConfig.validation_interval = 500"]
+
+
+def _operative_lines(config):
+  gin.clear_config()
+  official_runner.parse_config([config], [])
+  return set(gin.config_str().splitlines())
+
+
+def test_the_mlm_demo_is_the_quickstart_recipe_with_bert_masking_over_1400_steps():
+  """`make demo` (quickstart_mlm.gin) and the quickstart ELECTRA share one recipe file: the
+  same encoder, data, optimizer and runtime; only the objective, its masking and the length
+  differ."""
+  electra = _operative_lines("configs/quickstart.gin")
+  mlm = _operative_lines("configs/quickstart_mlm.gin")
+  only_mlm = {line for line in mlm - electra if not line.startswith("BertPretrainingTask.")}
+  only_electra = {line for line in electra - mlm
+                  if not line.startswith("ElectraPretrainingTask.")}
+  assert sorted(only_mlm) == ["# Parameters for BertPretrainingTask:",
+                              "PretrainingData.mask_strategy = 'bert'",
+                              "TrainerConfig.checkpoint_interval = 700",
+                              "TrainerConfig.train_steps = 1400",
+                              "TrainerConfig.validation_interval = 700",
+                              "run_experiment.task = @BertPretrainingTask()"]
+  assert sorted(only_electra) == ["# Parameters for ElectraPretrainingTask:",
+                                  "PretrainingData.mask_strategy = 'electra'",
+                                  "TrainerConfig.checkpoint_interval = 500",
+                                  "TrainerConfig.train_steps = 1000",
+                                  "TrainerConfig.validation_interval = 500",
+                                  "run_experiment.task = @ElectraPretrainingTask()"]
 
 
 def test_the_size_files_added_after_a_task_file_read_their_macros():
