@@ -45,17 +45,16 @@ if [[ -z "$ONLY" ]]; then
       --input_files="$OUT/corpus/eval.txt" --output_dir="$OUT/eval" \
       --dupe_factor=1 --num_shards=1 --seed=54321
 fi
-SEQ32=(--vocab_file=data/sample/vocab.txt --max_seq_length=32 --max_predictions_per_seq=5
-       --masked_lm_prob=0.15 --lower_case --nostatic_masking --dupe_factor=1)
-"$PYTHON" -m data.create_pretraining_data "${SEQ32[@]}" \
-    --input_files="$OUT/corpus/train.txt" --output_dir="$OUT/seq32/train" --num_shards=4 --seed=12345
-"$PYTHON" -m data.create_pretraining_data "${SEQ32[@]}" \
-    --input_files="$OUT/corpus/eval.txt" --output_dir="$OUT/seq32/eval" --num_shards=1 --seed=54321
+unmasked_records() {  # unmasked_records DIR SEQ_LENGTH MAX_PREDICTIONS: train and eval records
+  local settings=(--vocab_file=data/sample/vocab.txt --max_seq_length="$2"
+                  --max_predictions_per_seq="$3" --masked_lm_prob=0.15 --lower_case
+                  --nostatic_masking --dupe_factor=1)
+  "$PYTHON" -m data.create_pretraining_data "${settings[@]}" \
+      --input_files="$OUT/corpus/train.txt" --output_dir="$OUT/$1/train" --num_shards=4 --seed=12345
+  "$PYTHON" -m data.create_pretraining_data "${settings[@]}" \
+      --input_files="$OUT/corpus/eval.txt" --output_dir="$OUT/$1/eval" --num_shards=1 --seed=54321
+}
+unmasked_records seq32 32 5
 if [[ -z "$ONLY" ]]; then
-  SEQ128=(--vocab_file=data/sample/vocab.txt --max_seq_length=128 --max_predictions_per_seq=20
-          --masked_lm_prob=0.15 --lower_case --nostatic_masking --dupe_factor=1)
-  "$PYTHON" -m data.create_pretraining_data "${SEQ128[@]}" \
-      --input_files="$OUT/corpus/train.txt" --output_dir="$OUT/seq128/train" --num_shards=4 --seed=12345
-  "$PYTHON" -m data.create_pretraining_data "${SEQ128[@]}" \
-      --input_files="$OUT/corpus/eval.txt" --output_dir="$OUT/seq128/eval" --num_shards=1 --seed=54321
+  unmasked_records seq128 128 20
 fi

@@ -14,31 +14,12 @@ import tempfile
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
 import numpy as np  # pylint: disable=wrong-import-position
 
-from tests.kit.pretraining import pretraining_examples  # pylint: disable=wrong-import-position
-from tests.kit.pretraining import write_pretraining_records  # pylint: disable=wrong-import-position
-from tests.kit.runs import tiny_electra_bindings  # pylint: disable=wrong-import-position
 from tests.training import test_multi_worker as mw  # pylint: disable=wrong-import-position
 
 workdir = tempfile.mkdtemp(prefix="mw_accum_")
-train = write_pretraining_records(f"{workdir}/train.tfrecord", pretraining_examples(24, seed=1))
-evaluation = write_pretraining_records(f"{workdir}/eval.tfrecord", pretraining_examples(8, seed=2))
-bindings = tiny_electra_bindings(train, evaluation, mw.TRAIN_STEPS, checkpoint_interval=4)
-bindings.append("PretrainingData.input_split = 'global_batch'")
-configs = {"one": ["RuntimeConfig.distribution_strategy = 'default'"],
-           "two": ["RuntimeConfig.distribution_strategy = 'multi_worker_mirrored'",
-                   "TrainerConfig.gradient_accumulation_steps = 2"]}
-launches = []
-for name, extra in configs.items():
-  with open(f"{workdir}/{name}.gin", "w") as f:
-    f.write("\n".join(bindings + extra) + "\n")
-  launches.append(mw._Launch(f"{workdir}/{name}.gin", f"{workdir}/{name}", f"{workdir}/{name}",
-                             workers=1 if name == "one" else 2))
-try:
-  for launch in launches:
-    launch.check_finished()
-finally:
-  for launch in launches:
-    launch.kill()
+mw.run_one_process_and_two_workers(
+    workdir, mw.global_batch_bindings(workdir, checkpoint_interval=4),
+    two_workers_extra=["TrainerConfig.gradient_accumulation_steps = 2"])
 one, two = mw._train_losses(f"{workdir}/one"), mw._train_losses(f"{workdir}/two")
 print("steps", sorted(one), sorted(two))
 a = np.array([one[s] for s in sorted(one)]); b = np.array([two[s] for s in sorted(two)])

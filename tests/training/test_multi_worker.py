@@ -134,22 +134,28 @@ def _train_losses(model_dir):
   return {step: losses[-1] for step, losses in train_losses_from_events(model_dir).items()}
 
 
-@pytest.fixture(scope="module")
-def runs(tmp_path_factory):
-  """A one-process run and a two-worker run of the same config, run side by side."""
-  workdir = str(tmp_path_factory.mktemp("multi_worker"))
+def global_batch_bindings(workdir, **checkpointing):
+  """The tiny ELECTRA over TRAIN_STEPS steps on records written into WORKDIR (24 training and 8
+  evaluation examples), each worker cutting its rows from the global batch; `checkpointing`:
+  TrainerConfig overrides for tiny_electra_bindings (checkpoint_interval, max_to_keep)."""
   train = write_pretraining_records(f"{workdir}/train.tfrecord", pretraining_examples(24, seed=1))
   evaluation = write_pretraining_records(f"{workdir}/eval.tfrecord",
                                          pretraining_examples(8, seed=2))
-  bindings = tiny_electra_bindings(train, evaluation, TRAIN_STEPS, checkpoint_interval=1,
-                                   max_to_keep=TRAIN_STEPS)
-  bindings.append("PretrainingData.input_split = 'global_batch'")
-  gin_files = {}
-  for name, strategy in (("one", "default"), ("two", "multi_worker_mirrored")):
+  return tiny_electra_bindings(train, evaluation, TRAIN_STEPS, **checkpointing) + [
+      "PretrainingData.input_split = 'global_batch'"]
+
+
+def run_one_process_and_two_workers(workdir, bindings, two_workers_extra=()):
+  """Writes WORKDIR/one.gin (the default strategy) and two.gin (two local workers, plus
+  `two_workers_extra`) from `bindings`, and runs both side by side to their end in
+  WORKDIR/one and WORKDIR/two; returns {"one": gin file, "two": gin file}."""
+  gin_files, extras = {}, {"one": ["RuntimeConfig.distribution_strategy = 'default'"],
+                           "two": ["RuntimeConfig.distribution_strategy = 'multi_worker_mirrored'",
+                                   *two_workers_extra]}
+  for name, extra in extras.items():
     gin_files[name] = f"{workdir}/{name}.gin"
     with open(gin_files[name], "w", encoding="utf-8") as f:
-      f.write("\n".join(bindings + [
-          f"RuntimeConfig.distribution_strategy = '{strategy}'"]) + "\n")
+      f.write("\n".join(bindings + extra) + "\n")
   launches = [_Launch(gin_files["one"], f"{workdir}/one", f"{workdir}/one", workers=1),
               _Launch(gin_files["two"], f"{workdir}/two", f"{workdir}/two")]
   try:
@@ -158,7 +164,15 @@ def runs(tmp_path_factory):
   finally:
     for launch in launches:
       launch.kill()
-  return workdir, gin_files["two"]
+  return gin_files
+
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory):
+  """A one-process run and a two-worker run of the same config, run side by side."""
+  workdir = str(tmp_path_factory.mktemp("multi_worker"))
+  bindings = global_batch_bindings(workdir, checkpoint_interval=1, max_to_keep=TRAIN_STEPS)
+  return workdir, run_one_process_and_two_workers(workdir, bindings)["two"]
 
 
 def test_two_workers_have_the_losses_of_one_process_with_the_same_global_batch(runs):
