@@ -73,9 +73,11 @@ def _shuffled(rows: List, seed: int, name: str) -> List:
   return rows
 
 
-def write_lexname(task_dir: str, examples: Dict[str, List], seed: int) -> None:
-  """SST-2 layout; the test labels go to test_labels.tsv."""
-  rows = {split: _shuffled(examples[split], seed, "wn_lexname/" + split)
+def write_single_sentence(task_dir: str, examples: Dict[str, List], seed: int,
+                          name: str) -> None:
+  """SST-2 layout of (sentence, label) rows, each split shuffled by (seed, name); the test
+  labels go to test_labels.tsv."""
+  rows = {split: _shuffled(examples[split], seed, f"{name}/{split}")
           for split in study_tasks.SPLITS}
   _write_tsv(os.path.join(task_dir, "train.tsv"), ("sentence", "label"), rows["train"])
   _write_tsv(os.path.join(task_dir, "dev.tsv"), ("sentence", "label"), rows["dev"])
@@ -83,6 +85,11 @@ def write_lexname(task_dir: str, examples: Dict[str, List], seed: int) -> None:
              [(i, s) for i, (s, _) in enumerate(rows["test"])])
   _write_tsv(os.path.join(task_dir, "test_labels.tsv"), ("index", "label"),
              [(i, label) for i, (_, label) in enumerate(rows["test"])])
+
+
+def write_lexname(task_dir: str, examples: Dict[str, List], seed: int) -> None:
+  """wn_lexname's files (write_single_sentence)."""
+  write_single_sentence(task_dir, examples, seed, "wn_lexname")
 
 
 def write_gloss(task_dir: str, pairs: Dict[str, List], seed: int) -> None:
@@ -108,7 +115,7 @@ def squad_json(paragraphs: List[dict], split: str, paragraphs_per_article: int =
   return {"version": "1.1", "data": articles}
 
 
-def _bag_of_words_accuracy(train, evaluations) -> List[float]:
+def bag_of_words_accuracy(train, evaluations) -> List[float]:
   """Logistic regression on word counts (scikit-learn), accuracy on each evaluation set."""
   from sklearn.feature_extraction.text import CountVectorizer  # pylint: disable=g-import-not-at-top
   from sklearn.linear_model import LogisticRegression  # pylint: disable=g-import-not-at-top
@@ -136,7 +143,7 @@ def build(output_dir: str, seed: int, num_lexnames: int,
   os.makedirs(os.path.join(output_dir, "wn_lexname"), exist_ok=True)
   write_lexname(os.path.join(output_dir, "wn_lexname"), lexname, seed)
   train_labels = [label for _, label in lexname["train"]]
-  bow_dev, bow_test = _bag_of_words_accuracy(lexname["train"], [lexname["dev"], lexname["test"]])
+  bow_dev, bow_test = bag_of_words_accuracy(lexname["train"], [lexname["dev"], lexname["test"]])
   stats["wn_lexname"] = {
       "labels": labels,
       "sizes": {split: len(rows) for split, rows in lexname.items()},

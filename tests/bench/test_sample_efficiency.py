@@ -62,6 +62,12 @@ def test_presets_parse_and_fill_in_the_data_dir():
   assert study.tasks[0].data_flags[1] == "--input_dir=/d/tasks/wn_lexname"
   with pytest.raises(ValueError, match=r"Recipe.data_dir is not set and '.*\{data_dir\}"):
     study_recipe.load("configs/study/wordnet.gin")  # no machine's folder as a default
+  plateau = study_recipe.load("configs/study/wordnet_plateau.gin", ["Recipe.data_dir = '/d'"])
+  assert [(t.name, t.epochs, t.max_seq_length) for t in plateau.tasks] == [
+      ("wn_lexname", 6, 32), ("wn_gloss", 1, 64), ("fortune_topic", 6, 64)]
+  assert plateau.tasks[2].data_flags[1] == "--input_dir=/d/tasks/fortune_topic"
+  ablations = study_recipe.load("configs/study/ablations.gin", ["Recipe.data_dir = '/d'"])
+  assert [t.name for t in ablations.tasks] == ["wn_lexname", "wn_gloss"]
 
 
 def test_results_file_names_no_folder_of_the_machine_it_ran_on(tmp_path):
