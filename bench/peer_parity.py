@@ -9,7 +9,7 @@ batches from the same TFRecords and use the same AdamW settings, schedule and cl
   # 2. curves: held-out MLM loss / accuracy, disc loss / AUC every --eval_interval steps
   python -m bench.peer_parity --check=curves --train_pattern='DIR/train/*.tfrecord' \
       --eval_pattern='DIR/heldout/*.tfrecord' --vocab_size=8000 --steps=2000 \
-      --output_dir=work_dirs/parity [--fused_and_unfused] \
+      --output_dir=work_dirs/parity [--fused_and_unfused] [--peer_seed=1] \
       [--seq_length=128 --max_predictions=20 --dropout_rate=0.1 --batch_size=32 \
        --learning_rate=5e-4 --warmup_steps=200]
 
@@ -191,8 +191,13 @@ def evaluation(outputs: List[Dict[str, tf.Tensor]], batches: List[Dict[str, tf.T
 
 
 def train_curves(objective: str, bindings: Sequence[str], steps: int, eval_interval: int,
-                 eval_batches: int, fused_and_unfused: bool, output_dir: str) -> Dict:
-  """Trains ours (and Model Garden's unfused blocks) and the peer on the same batches."""
+                 eval_batches: int, fused_and_unfused: bool, output_dir: str,
+                 peer_seed: int = 0) -> Dict:
+  """Trains ours (and Model Garden's unfused blocks) and the peer on the same batches.
+
+  `peer_seed` seeds only the peer's replacement draws: a second seed shows how far two runs
+  of one implementation drift apart from sampling alone.
+  """
   sides = {}
   task, trainer, model = build_ours(objective, bindings)
   sides["ours"] = (task, trainer, model)
@@ -202,7 +207,7 @@ def train_curves(objective: str, bindings: Sequence[str], steps: int, eval_inter
   peer = peer_from(model, os.path.join(output_dir, "start"),
                    learning_rate=gin.query_parameter("create_optimizer.learning_rate"),
                    warmup_steps=gin.query_parameter("create_optimizer.warmup_steps"),
-                   total_steps=steps)
+                   total_steps=steps, seed=peer_seed)
   held_out = list(task.build_inputs(False).take(eval_batches))
   train_batches = iter(task.build_inputs(True))
   steps_of = {name: tf.function(lambda batch, t=side[1]: t.train_step(iter([batch])))
@@ -293,6 +298,7 @@ def define_flags():
                        "The records' masked positions per sequence (curves).")
   flags.DEFINE_float("dropout_rate", 0.1, "Dropout and attention dropout of both sides "
                      "(curves; the quickstart recipe: 0).")
+  flags.DEFINE_integer("peer_seed", 0, "curves: seed of the peer's replacement draws only.")
   flags.DEFINE_bool("fused_and_unfused", False, "curves: also Model Garden's blocks.")
   flags.DEFINE_string("output_dir", "work_dirs/peer_parity", "Where outputs go.")
 
@@ -325,7 +331,8 @@ def main(argv):
   if os.path.exists(curves_file):
     os.remove(curves_file)
   records = train_curves(FLAGS.objective, bindings, FLAGS.steps, FLAGS.eval_interval,
-                         FLAGS.eval_batches, FLAGS.fused_and_unfused, FLAGS.output_dir)
+                         FLAGS.eval_batches, FLAGS.fused_and_unfused, FLAGS.output_dir,
+                         FLAGS.peer_seed)
   plot_curves(records, os.path.join(FLAGS.output_dir, "curves.png"))
   print(table(records))
 
