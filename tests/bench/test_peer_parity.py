@@ -30,3 +30,25 @@ def test_step_zero_losses_gradients_and_one_update_match_transformers(objective,
   # The update moved weights by ~lr; both sides moved them alike, to float rounding.
   assert report["max_weight_change"] > 5e-4, report
   assert report["max_weight_difference_after_step"] < 1e-6, report
+
+
+def test_peer_seed_moves_only_the_peers_replacement_draws(tmp_path):
+  """Two curves runs from the same start: ours identical, the peer's draws (in its training
+  step and in its held-out evaluation) differ, its generator's step-0 predictions do not."""
+  records = write_pretraining_records(tmp_path / "train.tfrecord",
+                                      pretraining_examples(16, seed=4))
+  bindings = peer_parity.recipe_bindings(
+      "electra", VOCAB, records, records, steps=1, learning_rate=1e-2, warmup_steps=0,
+      batch_size=4, seq_length=SEQ, max_predictions=PREDICTIONS, size="tiny",
+      generator_width_multiplier=0.5, dropout_rate=0.0, fused=True)
+  runs = {}
+  for peer_seed in (0, 1):
+    output_dir = tmp_path / f"seed{peer_seed}"
+    output_dir.mkdir()
+    runs[peer_seed] = peer_parity.train_curves(
+        "electra", bindings, steps=1, eval_interval=1, eval_batches=1, fused_and_unfused=False,
+        output_dir=str(output_dir), peer_seed=peer_seed)
+  for step in (0, 1):
+    assert runs[0][step]["ours"] == runs[1][step]["ours"]
+    assert runs[0][step]["peer"]["disc_loss"] != runs[1][step]["peer"]["disc_loss"]
+  assert runs[0][0]["peer"]["masked_lm_loss"] == runs[1][0]["peer"]["masked_lm_loss"]
