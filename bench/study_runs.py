@@ -4,7 +4,10 @@ A run's folder holds its log (`<name>.log`, the last attempt's output), `attempt
 (one line per attempt: wall and CPU seconds, exit status) and, once it has succeeded, `result.json`
 (what the study keeps of it, with `wall_s`: the seconds of every attempt, summed). A run
 with a result.json is never started again; an interrupted one is started again in the same
-folder (pretraining resumes from its last checkpoint).
+folder (pretraining resumes from its last checkpoint). An attempt killed before it could write
+its line (the process killed, the session ended) leaves `attempt_started.json`; the next
+attempt records it as interrupted, its wall seconds from its start to its log's last write
+(its CPU seconds are unknown and count 0).
 
 An official_runner.py run goes either to a subprocess or, in process, to the runner's own
 steps (parse the gin config, write <mode>_config.gin, run_experiment) after a fresh Keras
@@ -24,6 +27,7 @@ import official_runner
 
 RESULT_FILE = "result.json"
 ATTEMPTS_FILE = "attempts.jsonl"
+STARTED_FILE = "attempt_started.json"  # the attempt under way, removed once its line is written
 _IN_PROCESS_RUNS = [0]  # runs this process has held: each keeps ~90 MB that TF never frees
 
 
@@ -68,6 +72,26 @@ def attempts(run_dir: str):
     return []
   with open(path, encoding="utf-8") as f:
     return [json.loads(line) for line in f if line.strip()]
+
+
+def _append_attempt(run_dir: str, attempt: Dict):
+  with open(os.path.join(run_dir, ATTEMPTS_FILE), "a", encoding="utf-8") as f:
+    f.write(json.dumps(attempt) + "\n")
+
+
+def _record_interrupted_attempt(run_dir: str, log_path: str):
+  """Writes the line of an attempt killed before it wrote its own (see the module's doc)."""
+  started_path = os.path.join(run_dir, STARTED_FILE)
+  if not os.path.exists(started_path):
+    return
+  with open(started_path, encoding="utf-8") as f:
+    started = json.load(f)
+  last_write = os.path.getmtime(log_path) if os.path.exists(log_path) else started["start"]
+  _append_attempt(run_dir, dict(start=started["start"],
+                                seconds=round(max(0.0, last_write - started["start"]), 2),
+                                returncode=None, interrupted=True,
+                                in_process=started["in_process"]))
+  os.remove(started_path)
 
 
 def _cpu_seconds() -> float:
@@ -154,11 +178,15 @@ def run(run_dir: str, log_name: str, command: Optional[Sequence[str]] = None,
   """
   os.makedirs(run_dir, exist_ok=True)
   log_path = os.path.join(run_dir, f"{log_name}.log")
+  if runner and in_process and _RUN_LIMIT[0] is not None and _IN_PROCESS_RUNS[0] >= _RUN_LIMIT[0]:
+    raise RunLimitReached()  # before the run: every run so far has its result.json
+  _record_interrupted_attempt(run_dir, log_path)  # before this attempt's log replaces its log
   start = time.time()
   cpu_start = _cpu_seconds()
+  started_path = os.path.join(run_dir, STARTED_FILE)
+  with open(started_path, "w", encoding="utf-8") as f:
+    json.dump(dict(start=start, in_process=bool(runner and in_process)), f)
   if runner and in_process:
-    if _RUN_LIMIT[0] is not None and _IN_PROCESS_RUNS[0] >= _RUN_LIMIT[0]:
-      raise RunLimitReached()  # before the run: every run so far has its result.json
     _IN_PROCESS_RUNS[0] += 1
     returncode = 0
     with _output_to(log_path):
@@ -175,11 +203,10 @@ def run(run_dir: str, log_name: str, command: Optional[Sequence[str]] = None,
     with open(log_path, "w", encoding="utf-8") as log:
       returncode = subprocess.run(list(command), cwd=official_runner.REPO_ROOT, stdout=log,
                                   stderr=subprocess.STDOUT, check=False).returncode
-  with open(os.path.join(run_dir, ATTEMPTS_FILE), "a", encoding="utf-8") as f:
-    f.write(json.dumps(dict(start=start, seconds=round(time.time() - start, 2),
-                            cpu_seconds=round(_cpu_seconds() - cpu_start, 2),
-                            returncode=returncode, in_process=bool(runner and in_process)))
-            + "\n")
+  _append_attempt(run_dir, dict(start=start, seconds=round(time.time() - start, 2),
+                                cpu_seconds=round(_cpu_seconds() - cpu_start, 2),
+                                returncode=returncode, in_process=bool(runner and in_process)))
+  os.remove(started_path)
   if returncode:
     with open(log_path, encoding="utf-8") as log:
       tail = log.read()[-3000:]

@@ -2,6 +2,7 @@
 import dataclasses
 import json
 import os
+import sys
 
 import numpy as np
 import pytest
@@ -229,3 +230,24 @@ def test_a_pretraining_folder_is_named_the_same_from_another_checkout(tmp_path, 
       sample_efficiency.pretrain(recipe, "electra", str(tmp_path))
   assert len(started) == 2 and started[0] == started[1]
   assert started[0].startswith("electra_")
+
+
+def test_an_attempt_killed_before_writing_its_line_is_counted_by_the_next(tmp_path):
+  """Its wall seconds run from its start to its log's last write; the next attempt's own."""
+  run_dir = str(tmp_path / "run")
+  command = [sys.executable, "-c", "print('second attempt')"]
+  study_runs.run(run_dir, "job", command=command)
+  assert not os.path.exists(os.path.join(run_dir, study_runs.STARTED_FILE))
+  # The second attempt is killed: its start is on disk, its log last written 40 s later.
+  with open(os.path.join(run_dir, study_runs.STARTED_FILE), "w", encoding="utf-8") as f:
+    json.dump(dict(start=1000.0, in_process=False), f)
+  os.utime(os.path.join(run_dir, "job.log"), (1040.0, 1040.0))
+  study_runs.run(run_dir, "job", command=command)
+  first, killed, third = study_runs.attempts(run_dir)
+  assert killed == dict(start=1000.0, seconds=40.0, returncode=None, interrupted=True,
+                        in_process=False)
+  assert first["returncode"] == third["returncode"] == 0 and "interrupted" not in third
+  assert study_runs.wall_seconds(run_dir) == pytest.approx(
+      first["seconds"] + 40.0 + third["seconds"])
+  assert study_runs.cpu_seconds(run_dir) == first["cpu_seconds"] + third["cpu_seconds"]
+  assert not os.path.exists(os.path.join(run_dir, study_runs.STARTED_FILE))
