@@ -301,6 +301,23 @@ def define_flags():
   flags.DEFINE_integer("peer_seed", 0, "curves: seed of the peer's replacement draws only.")
   flags.DEFINE_bool("fused_and_unfused", False, "curves: also Model Garden's blocks.")
   flags.DEFINE_string("output_dir", "work_dirs/peer_parity", "Where outputs go.")
+  flags.DEFINE_bool("overwrite", False,
+                    "curves: replace the curves.jsonl of an earlier run in --output_dir.")
+
+
+def start_curves_file(output_dir: str, overwrite: bool) -> str:
+  """The path of a new curves.jsonl: an earlier run's is kept unless `overwrite`.
+
+  Raises:
+    SystemExit: one exists and not `overwrite` (nothing is touched).
+  """
+  path = os.path.join(output_dir, "curves.jsonl")
+  if os.path.exists(path):
+    if not overwrite:
+      raise SystemExit(f"{path} holds an earlier run's curves: pass --overwrite to replace "
+                       "them, or another --output_dir")
+    os.remove(path)
+  return path
 
 
 def main(argv):
@@ -327,9 +344,7 @@ def main(argv):
       FLAGS.learning_rate, FLAGS.warmup_steps, FLAGS.batch_size,
       FLAGS.seq_length, FLAGS.max_predictions, size=FLAGS.size,
       dropout_rate=FLAGS.dropout_rate)
-  curves_file = os.path.join(FLAGS.output_dir, "curves.jsonl")
-  if os.path.exists(curves_file):
-    os.remove(curves_file)
+  start_curves_file(FLAGS.output_dir, FLAGS.overwrite)
   records = train_curves(FLAGS.objective, bindings, FLAGS.steps, FLAGS.eval_interval,
                          FLAGS.eval_batches, FLAGS.fused_and_unfused, FLAGS.output_dir,
                          FLAGS.peer_seed)

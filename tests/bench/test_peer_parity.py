@@ -52,3 +52,14 @@ def test_peer_seed_moves_only_the_peers_replacement_draws(tmp_path):
     assert runs[0][step]["ours"] == runs[1][step]["ours"]
     assert runs[0][step]["peer"]["disc_loss"] != runs[1][step]["peer"]["disc_loss"]
   assert runs[0][0]["peer"]["masked_lm_loss"] == runs[1][0]["peer"]["masked_lm_loss"]
+
+
+def test_an_earlier_runs_curves_are_kept_unless_overwrite_is_passed(tmp_path):
+  curves = tmp_path / "curves.jsonl"
+  curves.write_text('{"step": 0}\n')
+  with pytest.raises(SystemExit, match="--overwrite"):
+    peer_parity.start_curves_file(str(tmp_path), overwrite=False)
+  assert curves.read_text() == '{"step": 0}\n'
+  assert peer_parity.start_curves_file(str(tmp_path), overwrite=True) == str(curves)
+  assert not curves.exists()
+  assert peer_parity.start_curves_file(str(tmp_path), overwrite=False) == str(curves)
