@@ -28,7 +28,6 @@ from absl import flags
 
 from scripts import build_study_tasks
 from scripts import study_tasks
-from scripts import study_text
 
 FLAGS = flags.FLAGS
 
@@ -80,9 +79,8 @@ def split_entries(pairs: Sequence[Tuple[str, str]], seed: int,
   """train / dev / test by a hash of each entry's text (stable across machines)."""
   splits = {split: [] for split in study_tasks.SPLITS}
   for entry, topic in pairs:
-    value = study_text.stable_fraction(f"{TASK_NAME}/{entry}", seed)
-    split = "train" if value < fractions[0] else "dev" if value < fractions[1] else "test"
-    splits[split].append((entry, topic))
+    splits[study_tasks.assign_split(entry, seed, fractions, prefix=f"{TASK_NAME}/")].append(
+        (entry, topic))
   return splits
 
 

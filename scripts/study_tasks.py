@@ -147,9 +147,11 @@ def find_target(sentence: str, lemmas: Sequence[str], pos: str,
   return None
 
 
-def assign_split(lemma: str, seed: int, fractions: Tuple[float, float] = (0.7, 0.85)) -> str:
-  """train / dev / test for a target lemma: stable_fraction below 0.7, 0.85, or above."""
-  value = study_text.stable_fraction("lemma/" + lemma, seed)
+def assign_split(key: str, seed: int, fractions: Tuple[float, float] = (0.7, 0.85),
+                 prefix: str = "lemma/") -> str:
+  """train / dev / test for a key (a target lemma, by default): stable_fraction of
+  prefix + key below 0.7, 0.85, or above."""
+  value = study_text.stable_fraction(prefix + key, seed)
   return SPLITS[0] if value < fractions[0] else SPLITS[1] if value < fractions[1] else SPLITS[2]
 
 
