@@ -10,17 +10,22 @@ from tests.kit.pretraining import pretraining_examples
 from tests.kit.pretraining import write_pretraining_records
 
 
+def _tiny_bindings(tmp_path, objective, steps, learning_rate, fused=True, **overrides):
+  """A tiny model's recipe on 16 sample sequences, train and held-out the same records."""
+  records = write_pretraining_records(tmp_path / "train.tfrecord",
+                                      pretraining_examples(16, seed=4))
+  return peer_parity.recipe_bindings(
+      objective, VOCAB, records, records, steps=steps, learning_rate=learning_rate,
+      warmup_steps=0, batch_size=4, seq_length=SEQ, max_predictions=PREDICTIONS, size="tiny",
+      generator_width_multiplier=0.5, dropout_rate=0.0, fused=fused, **overrides)
+
+
 @pytest.mark.parametrize("objective,fused", [("electra", True), ("electra", False),
                                              ("bert", True)])
 def test_step_zero_losses_gradients_and_one_update_match_transformers(objective, fused,
                                                                       tmp_path):
-  records = write_pretraining_records(tmp_path / "train.tfrecord",
-                                      pretraining_examples(16, seed=4))
   overrides = {"embedding_size": 32} if objective == "bert" else {}
-  bindings = peer_parity.recipe_bindings(
-      objective, VOCAB, records, records, steps=10, learning_rate=1e-3, warmup_steps=0,
-      batch_size=4, seq_length=SEQ, max_predictions=PREDICTIONS, size="tiny",
-      generator_width_multiplier=0.5, dropout_rate=0.0, fused=fused, **overrides)
+  bindings = _tiny_bindings(tmp_path, objective, 10, 1e-3, fused, **overrides)
   report = peer_parity.exact_check(objective, bindings, str(tmp_path / "work"))
 
   losses = ["masked_lm_loss", "total_loss"] + (["disc_loss"] if objective == "electra" else [])
@@ -35,12 +40,7 @@ def test_step_zero_losses_gradients_and_one_update_match_transformers(objective,
 def test_peer_seed_moves_only_the_peers_replacement_draws(tmp_path):
   """Two curves runs from the same start: ours identical, the peer's draws (in its training
   step and in its held-out evaluation) differ, its generator's step-0 predictions do not."""
-  records = write_pretraining_records(tmp_path / "train.tfrecord",
-                                      pretraining_examples(16, seed=4))
-  bindings = peer_parity.recipe_bindings(
-      "electra", VOCAB, records, records, steps=1, learning_rate=1e-2, warmup_steps=0,
-      batch_size=4, seq_length=SEQ, max_predictions=PREDICTIONS, size="tiny",
-      generator_width_multiplier=0.5, dropout_rate=0.0, fused=True)
+  bindings = _tiny_bindings(tmp_path, "electra", 1, 1e-2)
   runs = {}
   for peer_seed in (0, 1):
     output_dir = tmp_path / f"seed{peer_seed}"
