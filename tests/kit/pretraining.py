@@ -57,6 +57,18 @@ def tiny_task(kind="electra", dropout_rate=0.0, batch_size=4, seed=0):
   return ElectraPretrainingTask(config, data, seed=seed, generator_width_multiplier=0.5)
 
 
+def step_under_tape(task, num_examples=4):
+  """One training forward pass and the task's losses on `pretraining_examples(num_examples)`,
+  under a persistent tape: (model, batch, tape, outputs, result)."""
+  model = task.build_model()
+  batch = {k: tf.constant(v) for k, v in pretraining_examples(num_examples).items()}
+  inputs = task.model_inputs(batch, tf.constant(0), training=True)
+  with tf.GradientTape(persistent=True) as tape:
+    outputs = model(inputs, training=True)
+    result = task.compute_losses(batch, outputs)
+  return model, batch, tape, outputs, result
+
+
 def write_pretraining_records(path, examples):
   """Writes examples (from `pretraining_examples`) as a TFRecord file of tf.train.Examples."""
   def int_feature(values):

@@ -84,16 +84,10 @@ def test_replace_mlm_loss_is_generator_plus_mlm_at_the_masked_positions():
 
 
 def _tiny_model_run(task_class):
-  """A tiny task's model on the helpers' examples; (task, model, inputs, tape, outputs)."""
-  task = task_class(helpers.tiny_encoder(helpers.VOCAB),
-                    _data(helpers.SEQ, helpers.PREDICTIONS), generator_width_multiplier=0.5)
-  model = task.build_model()
-  batch = {k: tf.constant(v) for k, v in helpers.pretraining_examples(4).items()}
-  inputs = task.model_inputs(batch, tf.constant(0), training=True)
-  with tf.GradientTape(persistent=True) as tape:
-    outputs = model(inputs, training=True)
-    result = task.compute_losses(batch, outputs)
-  return model, batch, tape, outputs, result
+  """A tiny task's step on the helpers' examples: (model, batch, tape, outputs, result)."""
+  return helpers.step_under_tape(task_class(
+      helpers.tiny_encoder(helpers.VOCAB), _data(helpers.SEQ, helpers.PREDICTIONS),
+      generator_width_multiplier=0.5))
 
 
 def _weight_groups(model):

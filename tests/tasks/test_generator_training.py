@@ -198,13 +198,7 @@ def _adversarial_run():
   task = AdversarialElectraPretrainingTask(
       encoder=helpers.tiny_encoder(helpers.VOCAB), data=_data(), generator_width_multiplier=0.5,
       mlm_weight=0.0)
-  model = task.build_model()
-  batch = {k: tf.constant(v) for k, v in helpers.pretraining_examples(4).items()}
-  inputs = task.model_inputs(batch, tf.constant(0), training=True)
-  with tf.GradientTape(persistent=True) as tape:
-    outputs = model(inputs, training=True)
-    result = task.compute_losses(batch, outputs)
-  return task, model, batch, tape, outputs, result
+  return (task,) + helpers.step_under_tape(task)
 
 
 def test_adversarial_losses_reach_what_appendix_f_trains():
