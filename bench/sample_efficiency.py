@@ -190,7 +190,7 @@ def pretrain(recipe: study_recipe.Recipe, objective: Objective, work_dir: str,
           **names, step_flops=flops_per_step, steps=plan["steps"],
           wall_s=study_runs.wall_seconds(run_dir), cpu_s=study_runs.cpu_seconds(run_dir),
           checkpoints=checkpoints,
-          heldout_evaluation=evaluation, gin_files=gin_files, bindings=bindings))
+          heldout_evaluation=evaluation, gin_files=named_files, bindings=bindings))
     for multiple in plan["multiples"]:
       point = record["checkpoints"][str(multiple)]
       points.append(dict(budget=multiple, steps=point["steps"],

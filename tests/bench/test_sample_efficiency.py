@@ -104,6 +104,8 @@ def test_tiny_study_end_to_end_then_again_without_redoing_a_run(tmp_path):
   (pretraining,) = results["pretraining"]["electra"]
   assert pretraining["steps"] == 2 and pretraining["wall_s"] > 0
   assert set(pretraining["heldout_evaluation"]) >= {"disc_auc", "total_loss"}
+  # Repository names, the same from any checkout (the files are read from this one).
+  assert pretraining["gin_files"] and not any(os.path.isabs(p) for p in pretraining["gin_files"])
   attempts = _attempt_logs(work_dir)
   # 2 data sets, 1 pretraining run, 3 encoders x 2 tasks x 2 seeds fine-tuned.
   assert len(attempts) == 2 + 1 + 12
