@@ -3,7 +3,7 @@ r"""The ELECTRA paper's ablations at one pretraining budget, every variant the s
   python -m bench.ablations --work_dir=runs/ablations \
       --recipe_param="Recipe.data_dir = 'DIR'" [--recipe=configs/study/ablations.gin] \
       [--variants=electra,electra_15,replace_mlm,all_tokens_mlm,share_none,share_all,...] \
-      [--budget_flops=2.4e14] [--finetune_epochs=N] [--plan_only]
+      [--budget_flops=4.8e14] [--finetune_epochs=N] [--plan_only]
 
 Clark et al. (2020) explain where ELECTRA's gain comes from with ablations (Table 4:
 ELECTRA 15%, Replace MLM, All-Tokens MLM against ELECTRA and BERT), how generator and
@@ -29,7 +29,7 @@ budget, its variants in place of objectives:
    ablations.png (a bar per variant per task with ± std, the random encoder dashed).
 
 A finished run is never redone, so the study resumes where it stopped. The default recipe,
-configs/study/ablations.gin, is the WordNet study's at 2.4e14 FLOPs (4,000 ELECTRA steps).
+configs/study/ablations.gin, is the WordNet study's at 4.8e14 FLOPs (7,948 ELECTRA steps).
 """
 import dataclasses
 import json
