@@ -53,7 +53,7 @@ import math
 import os
 import re
 import sys
-from typing import Dict, List, Union
+from typing import Dict, List, Optional, Union
 
 from absl import app
 from absl import flags
@@ -63,6 +63,7 @@ from bench import dev_subset
 from bench import flops
 from bench import plotting
 from bench import pretraining_setup
+from bench import study_progress
 from bench import study_recipe
 from bench import study_report
 from bench import study_runs
@@ -145,8 +146,11 @@ def _checkpoint_wall_s(run_dir: str, prefix: str, steps: int, total_steps: int) 
 
 
 def pretrain(recipe: study_recipe.Recipe, objective: Objective, work_dir: str,
-             in_process: bool = False) -> List[Dict]:
+             in_process: bool = False,
+             progress: Optional[study_progress.StudyProgress] = None) -> List[Dict]:
   """Pretrains `objective` (a name or a Variant) to every budget; one point per budget.
+
+  `progress` counts each run, done now or before, and its line is printed after a new one.
 
   Returns:
     [{budget, steps, flops, checkpoint, pretraining_wall_s, run_dir}] in budget order.
@@ -167,7 +171,8 @@ def pretrain(recipe: study_recipe.Recipe, objective: Objective, work_dir: str,
     run_dir = os.path.join(work_dir, "pretrain", f"{name}_{plan['steps']}_steps_"
                            + study_recipe.fingerprint(named_files, bindings))
     record = study_runs.result(run_dir)
-    if record is None:
+    fresh = record is None
+    if fresh:
       print(f"{name}: {flops_per_step:.3g} FLOPs a step, {plan['steps']} steps "
             f"({plan['steps'] * flops_per_step:.3g} FLOPs) into {run_dir}", flush=True)
       study_runs.run(run_dir, "pretrain", runner=dict(
@@ -191,6 +196,10 @@ def pretrain(recipe: study_recipe.Recipe, objective: Objective, work_dir: str,
           wall_s=study_runs.wall_seconds(run_dir), cpu_s=study_runs.cpu_seconds(run_dir),
           checkpoints=checkpoints,
           heldout_evaluation=evaluation, gin_files=named_files, bindings=bindings))
+    if progress:
+      progress.pretrained(plan["steps"] * flops_per_step, record["wall_s"])
+      if fresh:
+        print(progress.line(), flush=True)
     for multiple in plan["multiples"]:
       point = record["checkpoints"][str(multiple)]
       points.append(dict(budget=multiple, steps=point["steps"],
@@ -230,8 +239,11 @@ def _delete_checkpoints(model_dir: str):
 
 def finetune(recipe: study_recipe.Recipe, task: study_recipe.DownstreamTask, data_dir: str,
              init_checkpoint: str, parent_dir: str, label: str, in_process: bool = False,
-             keep_checkpoints: bool = False) -> Dict:
+             keep_checkpoints: bool = False,
+             progress: Optional[study_progress.StudyProgress] = None) -> Dict:
   """Fine-tunes `init_checkpoint` ('' = random) on `task` with every seed.
+
+  `progress` counts each run, done now or before, and its line is printed after a new one.
 
   Returns:
     {scores, seeds, finetuning_wall_s, finetuning_cpu_s, run_dirs}: one entry per seed.
@@ -243,7 +255,8 @@ def finetune(recipe: study_recipe.Recipe, task: study_recipe.DownstreamTask, dat
   for seed in range(recipe.num_seeds):
     run_dir = os.path.join(runs_dir, f"seed_{seed}")
     record = study_runs.result(run_dir)
-    if record is None:
+    fresh = record is None
+    if fresh:
       study_runs.run(run_dir, "finetune", runner=dict(
           mode="train_and_eval", gin_files=[task.gin_file],
           bindings=study_recipe.finetuning_bindings(recipe, task, init_checkpoint, data_dir,
@@ -260,6 +273,10 @@ def finetune(recipe: study_recipe.Recipe, task: study_recipe.DownstreamTask, dat
         _delete_checkpoints(run_dir)
       print(f"  {task.name} {label} seed {seed}: {task.metric} {record['score']:.2f} "
             f"({record['wall_s']:.0f} s, {record['cpu_s']:.0f} CPU s)", flush=True)
+    if progress:
+      progress.finetuned(record["wall_s"])
+      if fresh:
+        print("  " + progress.line(), flush=True)
     scores.append(record["score"])
     walls.append(record["wall_s"])
     cpus.append(record["cpu_s"])
@@ -284,7 +301,8 @@ def run_study(recipe: study_recipe.Recipe, objectives: List[Objective], work_dir
 
   `objectives`: names or Variants (a Variant's cells and runs go by its name).
   """
-  options = dict(in_process=in_process, keep_checkpoints=keep_checkpoints)
+  progress = study_progress.StudyProgress.from_plan(plan(recipe, objectives))
+  options = dict(in_process=in_process, keep_checkpoints=keep_checkpoints, progress=progress)
   data_dirs = {task.name: finetuning_data(recipe, task, work_dir) for task in recipe.tasks}
   no_pretraining = dict(budget=0, steps=0, flops=0.0, checkpoint="", pretraining_wall_s=0.0)
   cells, pretraining = [], {}
@@ -294,7 +312,7 @@ def run_study(recipe: study_recipe.Recipe, objectives: List[Objective], work_dir
         recipe, task, data_dirs[task.name], "",
         os.path.join(work_dir, study_report.NO_PRETRAINING), "random_init", **options)))
   for variant in map(study_recipe.as_variant, objectives):
-    points = pretrain(recipe, variant, work_dir, in_process)
+    points = pretrain(recipe, variant, work_dir, in_process, progress)
     pretraining[variant.name] = [study_runs.result(run_dir) for run_dir in
                               dict.fromkeys(point["run_dir"] for point in points)]
     for point in points:

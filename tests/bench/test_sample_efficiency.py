@@ -87,10 +87,16 @@ def test_results_file_names_no_folder_of_the_machine_it_ran_on(tmp_path):
 
 
 @pytest.mark.slow
-def test_tiny_study_end_to_end_then_again_without_redoing_a_run(tmp_path):
+def test_tiny_study_end_to_end_then_again_without_redoing_a_run(tmp_path, capsys):
   recipe = _tiny_recipe(tmp_path)
   work_dir, plot_path = str(tmp_path / "study"), str(tmp_path / "study.png")
   results = sample_efficiency.study(recipe, ["electra"], work_dir, plot_path, in_process=True)
+  progress = [line.strip() for line in capsys.readouterr().out.splitlines()
+              if line.strip().startswith("progress:")]
+  assert len(progress) == 1 + 12  # after each new run
+  assert progress[0] == ("progress: pretraining 0/1 runs, fine-tuning 1/12 runs; time left "
+                         "known after the first pretraining run")
+  assert progress[-1] == "progress: pretraining 1/1 runs, fine-tuning 12/12 runs; all done"
   step_flops = sample_efficiency.step_flops(recipe, "electra")
 
   # One pretraining run to the larger budget (1 step a unit: budget_flops is 1 FLOP), its
