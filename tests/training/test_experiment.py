@@ -60,6 +60,29 @@ def test_a_killed_run_resumes_from_its_last_checkpoint_with_the_same_losses(
   assert len({losses[step][0] for step in (1, 2, 3, 4, 5)}) == 5
 
 
+def _checkpoint_weights(prefix):
+  reader = tf.train.load_checkpoint(prefix)
+  return {name: reader.get_tensor(name)
+          for name, dtype in reader.get_variable_to_dtype_map().items() if dtype.is_floating}
+
+
+@pytest.mark.slow  # about 40 s: two short runs
+def test_the_weights_do_not_depend_on_the_loop_length_or_checkpoint_cadence(records, tmp_path):
+  """Studies compare runs whose loops and checkpoints differ; the training must not."""
+  weights = []
+  for name, steps_per_loop, checkpoint_interval in (("one_loop", 4, 4), ("loops_of_1", 1, 1)):
+    _run("train", tmp_path / name, tiny_electra_bindings(
+        *records, train_steps=4, dropout_rate=0.1, steps_per_loop=steps_per_loop,
+        summary_interval=steps_per_loop, checkpoint_interval=checkpoint_interval,
+        validation_interval=4))
+    weights.append(_checkpoint_weights(str(tmp_path / name / "ckpt-4")))
+  assert len(weights[0]) > 20 and weights[0].keys() == weights[1].keys()
+  step_3 = _checkpoint_weights(str(tmp_path / "loops_of_1" / "ckpt-3"))
+  assert any((step_3[name] != value).any() for name, value in weights[1].items())  # trained
+  for name, value in weights[0].items():
+    np.testing.assert_array_equal(value, weights[1][name], err_msg=name)
+
+
 @pytest.mark.slow  # about 50 s: train, evaluate and export end to end
 def test_train_and_eval_writes_metrics_events_and_an_encoder_export(records, tmp_path):
   model_dir = tmp_path / "run"
