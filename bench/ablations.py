@@ -29,7 +29,7 @@ budget, its variants in place of objectives:
    ablations.png (a bar per variant per task with ± std, the random encoder dashed).
 
 A finished run is never redone, so the study resumes where it stopped. The default recipe,
-configs/study/ablations.gin, is the WordNet study's at 4.8e14 FLOPs (7,948 ELECTRA steps).
+configs/study/ablations.gin, is the WordNet study's at 4.8e14 FLOPs (7,947 ELECTRA steps).
 """
 import dataclasses
 import json
