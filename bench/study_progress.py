@@ -8,16 +8,7 @@ has finished, the line says so instead of guessing.
 import dataclasses
 from typing import Dict
 
-
-def duration(seconds: float) -> str:
-  """'2 h 05 min', '7 min', '40 s'."""
-  seconds = max(0, round(seconds))
-  if seconds < 60:
-    return f"{seconds} s"
-  minutes = round(seconds / 60)
-  if minutes < 60:
-    return f"{minutes} min"
-  return f"{minutes // 60} h {minutes % 60:02d} min"
+from data.progress import format_duration
 
 
 @dataclasses.dataclass
@@ -77,10 +68,10 @@ class StudyProgress:
     if self.finetuned_runs and self.finetuned_runs < self.finetuning_runs:
       rates.append(f"{self.finetuned_wall_s / self.finetuned_runs:.0f} s a fine-tuning run")
     if len(left) < 2:
-      unknown = [kind for kind in ("pretraining", "fine-tuning")
-                 if kind.replace("-", "") not in left]
+      unknown = [label for kind, label in (("pretraining", "pretraining"),
+                                            ("finetuning", "fine-tuning")) if kind not in left]
       return f"{done}; time left known after the first {' and '.join(unknown)} run"
     total = left["pretraining"] + left["finetuning"]
     if total == 0:
       return f"{done}; all done"
-    return f"{done}; about {duration(total)} left ({', '.join(rates)})"
+    return f"{done}; about {format_duration(total)} left ({', '.join(rates)})"

@@ -9,17 +9,11 @@ from absl import logging
 import orbit
 import tensorflow as tf
 
+from data.progress import format_duration
 from training import metrics_records
 
 # Printed first, in this order; other outputs follow alphabetically.
 _LEADING_KEYS = ("total_loss", "masked_lm_loss", "disc_loss")
-
-
-def _format_duration(seconds: float) -> str:
-  seconds = int(seconds)
-  hours, rest = divmod(seconds, 3600)
-  minutes, seconds = divmod(rest, 60)
-  return f"{hours}h{minutes:02d}m{seconds:02d}s" if hours else f"{minutes}m{seconds:02d}s"
 
 
 def format_outputs(outputs: Mapping[str, float]) -> str:
@@ -70,7 +64,7 @@ class ProgressLine:
     self._last_step, self._last_time = step, now
     eta = ((self.total_steps - step) / steps_per_second if steps_per_second > 0
            else float("inf"))
-    eta_text = _format_duration(eta) if eta != float("inf") else "?"
+    eta_text = format_duration(eta) if eta != float("inf") else "?"
     print(f"step {step}/{self.total_steps} | {format_outputs(outputs)} | "
           f"{steps_per_second:.2f} steps/s {steps_per_second * self.global_batch_size:.1f} "
           f"seq/s | ETA {eta_text}", flush=True)
