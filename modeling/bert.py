@@ -3,7 +3,8 @@ import tf_keras
 
 from modeling import model_parts
 from modeling.encoder_config import EncoderConfig
-from modeling.masked_lm_head import MaskedLMHead
+from modeling.masked_lm_head import tied_masked_lm_head
+from modeling.transformer_encoder import encoder_inputs_of
 from modeling.transformer_encoder import TransformerEncoder
 
 
@@ -26,9 +27,8 @@ class BertPretrainer(tf_keras.Model):
     super().__init__(**kwargs)
     self.config = config
     self.encoder = TransformerEncoder(config, name="encoder")
-    self.masked_lm_head = MaskedLMHead(
-        self.encoder.embedding_network, initializer_range=config.initializer_range,
-        norm_epsilon=config.norm_epsilon, name="masked_lm_head")
+    self.masked_lm_head = tied_masked_lm_head(
+        self.encoder.embedding_network, config, "masked_lm_head")
 
   def exported_parts(self):
     """The encoder with its MLM head, as BertForMaskedLM (modeling/model_parts.py)."""
@@ -36,7 +36,6 @@ class BertPretrainer(tf_keras.Model):
                                   self.masked_lm_head)]
 
   def call(self, inputs, training=None):
-    encoder_inputs = {name: inputs[name]
-                      for name in ("input_word_ids", "input_mask", "input_type_ids")}
+    encoder_inputs = encoder_inputs_of(inputs)
     sequence_output = self.encoder(encoder_inputs, training=training)["sequence_output"]
     return {"mlm_logits": self.masked_lm_head(sequence_output, inputs["masked_lm_positions"])}

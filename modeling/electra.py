@@ -4,12 +4,13 @@ import tf_keras
 
 from modeling.encoder_config import EncoderConfig
 from modeling import model_parts
-from modeling.masked_lm_head import MaskedLMHead
+from modeling.masked_lm_head import tied_masked_lm_head
 from modeling.rtd_head import RTDHead
 from modeling.sampling import categorical_sample
 from modeling.sampling import replace_masked_tokens
 from modeling.weight_sharing import build_encoders
 from modeling.weight_sharing import EMBEDDINGS
+from modeling.transformer_encoder import encoder_inputs_of
 
 
 class ElectraPretrainer(tf_keras.Model):
@@ -67,9 +68,8 @@ class ElectraPretrainer(tf_keras.Model):
     self.weight_sharing = weight_sharing
     self.encoder, self.generator = build_encoders(
         config, weight_sharing, width_multiplier=generator_width_multiplier)
-    self.generator_mlm_head = MaskedLMHead(
-        self.generator.embedding_network, initializer_range=config.initializer_range,
-        norm_epsilon=config.norm_epsilon, name="generator_mlm_head")
+    self.generator_mlm_head = tied_masked_lm_head(
+        self.generator.embedding_network, config, "generator_mlm_head")
     self.rtd_head = RTDHead(config.hidden_size, initializer_range=config.initializer_range,
                             name="rtd_head")
 
@@ -82,8 +82,7 @@ class ElectraPretrainer(tf_keras.Model):
                                   self.generator, self.generator_mlm_head)]
 
   def call(self, inputs, training=None):
-    encoder_inputs = {name: inputs[name]
-                      for name in ("input_word_ids", "input_mask", "input_type_ids")}
+    encoder_inputs = encoder_inputs_of(inputs)
     generator_output = self.generator(encoder_inputs, training=training)["sequence_output"]
     mlm_logits = self.generator_mlm_head(generator_output, inputs["masked_lm_positions"])
     sampled_ids = categorical_sample(

@@ -33,10 +33,11 @@ from modeling.hardness_sampling import hp_dist_head_loss
 from modeling.hardness_sampling import hp_dist_sampling_log_probs
 from modeling.hardness_sampling import hp_loss_head_loss
 from modeling.hardness_sampling import hp_loss_sampling_log_probs
-from modeling.masked_lm_head import MaskedLMHead
+from modeling.masked_lm_head import tied_masked_lm_head
 from modeling.masked_lm_head import gather_positions
 from modeling.sampling import categorical_sample
 from modeling.sampling import replace_masked_tokens
+from modeling.transformer_encoder import encoder_inputs_of
 
 
 class ElectraHpPretrainer(ElectraPretrainer):
@@ -69,13 +70,11 @@ class ElectraHpPretrainer(ElectraPretrainer):
       raise ValueError(f"hardness_method must be one of {HARDNESS_METHODS}, "
                        f"got {hardness_method!r}")
     self.hardness_method = hardness_method
-    self.sampling_head = MaskedLMHead(
-        self.generator.embedding_network, initializer_range=config.initializer_range,
-        norm_epsilon=config.norm_epsilon, name="sampling_head")
+    self.sampling_head = tied_masked_lm_head(
+        self.generator.embedding_network, config, "sampling_head")
 
   def call(self, inputs, training=None):
-    encoder_inputs = {name: inputs[name]
-                      for name in ("input_word_ids", "input_mask", "input_type_ids")}
+    encoder_inputs = encoder_inputs_of(inputs)
     positions, original_ids = inputs["masked_lm_positions"], inputs["masked_lm_ids"]
     generator_output = self.generator(encoder_inputs, training=training)["sequence_output"]
     mlm_logits = self.generator_mlm_head(generator_output, positions)

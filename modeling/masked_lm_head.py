@@ -5,6 +5,7 @@ import tf_keras
 from modeling.initializers import truncated_normal
 
 from modeling.embedding_network import EmbeddingNetwork
+from modeling.encoder_config import EncoderConfig
 
 
 def gather_positions(sequence: tf.Tensor, positions: tf.Tensor) -> tf.Tensor:
@@ -90,3 +91,11 @@ class MaskedLMHead(tf_keras.layers.Layer):
   def get_config(self):
     raise NotImplementedError(
         "MaskedLMHead shares the embedding table; it is rebuilt by the model that owns it.")
+
+
+def tied_masked_lm_head(embedding_network: EmbeddingNetwork, config: EncoderConfig,
+                        name: str, output_bias: bool = True) -> MaskedLMHead:
+  """A MaskedLMHead on `embedding_network`'s word table, initialised and normalised as the
+  encoder `config` says."""
+  return MaskedLMHead(embedding_network, initializer_range=config.initializer_range,
+                      norm_epsilon=config.norm_epsilon, output_bias=output_bias, name=name)

@@ -6,12 +6,11 @@ import tf_keras
 from modeling import model_parts
 from modeling.encoder_config import EncoderConfig
 from modeling.generator_discriminator import build_generator
-from modeling.masked_lm_head import MaskedLMHead
+from modeling.masked_lm_head import tied_masked_lm_head
 from modeling.sampling import categorical_sample
 from modeling.sampling import replace_masked_tokens
+from modeling.transformer_encoder import encoder_inputs_of
 from modeling.transformer_encoder import TransformerEncoder
-
-ENCODER_INPUTS = ("input_word_ids", "input_mask", "input_type_ids")
 
 
 class ReplaceMlmPretrainer(tf_keras.Model):
@@ -55,13 +54,11 @@ class ReplaceMlmPretrainer(tf_keras.Model):
     self.config = config
     self.sampling_temperature = sampling_temperature
     self.encoder = TransformerEncoder(config, name="encoder")
-    self.masked_lm_head = MaskedLMHead(
-        self.encoder.embedding_network, initializer_range=config.initializer_range,
-        norm_epsilon=config.norm_epsilon, name="masked_lm_head")
+    self.masked_lm_head = tied_masked_lm_head(
+        self.encoder.embedding_network, config, "masked_lm_head")
     self.generator = build_generator(self.encoder, width_multiplier=generator_width_multiplier)
-    self.generator_mlm_head = MaskedLMHead(
-        self.encoder.embedding_network, initializer_range=config.initializer_range,
-        norm_epsilon=config.norm_epsilon, name="generator_mlm_head")
+    self.generator_mlm_head = tied_masked_lm_head(
+        self.encoder.embedding_network, config, "generator_mlm_head")
 
   def exported_parts(self):
     """The MLM encoder with its head, then the generator, both as ElectraForMaskedLM
@@ -78,7 +75,7 @@ class ReplaceMlmPretrainer(tf_keras.Model):
                                                inputs["masked_lm_positions"]))
 
   def call(self, inputs, training=None):
-    encoder_inputs = {name: inputs[name] for name in ENCODER_INPUTS}
+    encoder_inputs = encoder_inputs_of(inputs)
     generator_output = self.generator(encoder_inputs, training=training)["sequence_output"]
     generator_logits = self.generator_mlm_head(generator_output, inputs["masked_lm_positions"])
     sampled_ids = categorical_sample(tf.stop_gradient(generator_logits),

@@ -23,16 +23,16 @@ import tf_keras
 
 from modeling.encoder_config import EncoderConfig
 from modeling import model_parts
-from modeling.masked_lm_head import MaskedLMHead
+from modeling.masked_lm_head import tied_masked_lm_head
 from modeling.sampling import fold_in_seeds
 from modeling.sampling import gumbel_noise
 from modeling.sampling import gumbel_softmax_sample
 from modeling.sampling import replace_masked_tokens
 from modeling.self_critic import pseudo_log_likelihood
 from modeling.self_critic import replaced_logits
+from modeling.transformer_encoder import encoder_inputs_of
 from modeling.transformer_encoder import TransformerEncoder
 
-_ENCODER_INPUTS = ("input_word_ids", "input_mask", "input_type_ids")
 # Salts that turn one per-example seed into the two independent draws of a sample: the
 # relaxation noise and the categorical draw.
 _RELAXATION_SALT, _CATEGORICAL_SALT = 1, 2
@@ -75,9 +75,8 @@ class ScriptPretrainer(tf_keras.Model):
     self.config = config
     self.gumbel_temperature = gumbel_temperature
     self.encoder = TransformerEncoder(config, name="encoder")
-    self.masked_lm_head = MaskedLMHead(
-        self.encoder.embedding_network, initializer_range=config.initializer_range,
-        norm_epsilon=config.norm_epsilon, name="masked_lm_head")
+    self.masked_lm_head = tied_masked_lm_head(
+        self.encoder.embedding_network, config, "masked_lm_head")
 
   def exported_parts(self):
     """The one encoder with its MLM head (generator and critic), as ElectraForMaskedLM
@@ -87,7 +86,7 @@ class ScriptPretrainer(tf_keras.Model):
 
   def vocabulary_logits(self, inputs, training=None) -> tf.Tensor:
     """Softmax logits s_t at every position of `inputs`, float32 [batch, seq, vocab]."""
-    encoder_inputs = {name: inputs[name] for name in _ENCODER_INPUTS}
+    encoder_inputs = encoder_inputs_of(inputs)
     sequence_output = self.encoder(encoder_inputs, training=training)["sequence_output"]
     return self.masked_lm_head(sequence_output, all_positions(inputs["input_word_ids"]))
 
@@ -102,7 +101,7 @@ class ScriptPretrainer(tf_keras.Model):
                                  inputs["input_mask"])
 
   def call(self, inputs, training=None):
-    encoder_inputs = {name: inputs[name] for name in _ENCODER_INPUTS}
+    encoder_inputs = encoder_inputs_of(inputs)
     positions = inputs["masked_lm_positions"]
     sequence_output = self.encoder(encoder_inputs, training=training)["sequence_output"]
     mlm_logits = self.masked_lm_head(sequence_output, positions)

@@ -30,7 +30,7 @@ from modeling.candidate_sampling import negative_candidates
 from modeling.candidate_sampling import shuffled_candidate_set
 from modeling.encoder_config import EncoderConfig
 from modeling import model_parts
-from modeling.masked_lm_head import MaskedLMHead
+from modeling.masked_lm_head import tied_masked_lm_head
 from modeling.rtd_head import RTDHead
 from modeling.sampling import categorical_sample
 from modeling.sampling import fold_in_seeds
@@ -39,6 +39,7 @@ from modeling.sampling import replace_masked_tokens
 from modeling.weight_sharing import build_encoders
 from modeling.weight_sharing import EMBEDDINGS
 from modeling.weight_sharing import GDES
+from modeling.transformer_encoder import encoder_inputs_of
 
 # What TEAMS' generator may share beyond its bottom layers: "none" and "all" would be
 # other models (num_shared_generator_layers sets the layers).
@@ -115,17 +116,15 @@ class TeamsPretrainer(tf_keras.Model):
     self.encoder, self.generator = build_encoders(
         config, weight_sharing, depth_multiplier=generator_depth_multiplier,
         num_shared_layers=num_shared_generator_layers)
-    self.generator_mlm_head = MaskedLMHead(
-        self.generator.embedding_network, initializer_range=config.initializer_range,
-        norm_epsilon=config.norm_epsilon, name="generator_mlm_head")
+    self.generator_mlm_head = tied_masked_lm_head(
+        self.generator.embedding_network, config, "generator_mlm_head")
     self.rtd_head = AttentionTaskHead(
         config, num_layers=num_task_specific_layers,
         projection=RTDHead(config.hidden_size, initializer_range=config.initializer_range,
                            name="rtd_projection"),
         relative_position_bias=self.encoder.relative_position_bias, name="rtd_head")
-    self.mws_head = MaskedLMHead(
-        self.encoder.embedding_network, initializer_range=config.initializer_range,
-        norm_epsilon=config.norm_epsilon, output_bias=False, name="mws_head")
+    self.mws_head = tied_masked_lm_head(
+        self.encoder.embedding_network, config, "mws_head", output_bias=False)
 
   def exported_parts(self):
     """The discriminator with its MWS head (the branch the paper transfers), then the
@@ -143,8 +142,7 @@ class TeamsPretrainer(tf_keras.Model):
     return encoder_output["encoder_outputs"][num_task_agnostic - 1]
 
   def call(self, inputs, training=None):
-    encoder_inputs = {name: inputs[name]
-                      for name in ("input_word_ids", "input_mask", "input_type_ids")}
+    encoder_inputs = encoder_inputs_of(inputs)
     positions, original_ids = inputs["masked_lm_positions"], inputs["masked_lm_ids"]
     generator_output = self.generator(encoder_inputs, training=training)["sequence_output"]
     mlm_logits = self.generator_mlm_head(generator_output, positions)

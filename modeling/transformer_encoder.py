@@ -1,5 +1,5 @@
 """A BERT/ELECTRA Transformer encoder that can share parts with another encoder."""
-from typing import Optional, Sequence
+from typing import Dict, Mapping, Optional, Sequence
 
 import gin
 import tensorflow as tf
@@ -59,6 +59,14 @@ def make_transformer_block(config: EncoderConfig, name: str,
       norm_epsilon=config.norm_epsilon,
       kernel_initializer=truncated_normal(config.initializer_range),
       name=name)
+
+
+ENCODER_INPUTS = ("input_word_ids", "input_mask", "input_type_ids")
+
+
+def encoder_inputs_of(inputs: Mapping[str, tf.Tensor]) -> Dict[str, tf.Tensor]:
+  """The encoder's call inputs (ENCODER_INPUTS, int32 [batch, seq]) picked from a model's."""
+  return {name: inputs[name] for name in ENCODER_INPUTS}
 
 
 def attention_mask_from_input_mask(input_mask: tf.Tensor, dtype) -> tf.Tensor:

@@ -12,18 +12,16 @@ from modeling.encoder_config import EncoderConfig
 from modeling.encoder_config import scaled_config
 from modeling.losses import masked_lm_loss
 from modeling.losses import replaced_token_detection_loss
-from modeling.sampling import example_seeds
 from modeling.weight_sharing import ALL
 from modeling.weight_sharing import EMBEDDINGS
 from modeling.weight_sharing import WEIGHT_SHARING
 from tasks.bert_pretraining import masked_lm_accuracy_update
-from tasks.pretraining_task import global_example_indices
 from tasks.pretraining_task import PretrainingData
 from tasks.pretraining_task import PretrainingTask
 from tasks.protocol import StepResult
 from tasks.registry import register
+from tasks.sampling_seeds import DrawsSamples
 
-TRAIN_STREAM, EVAL_STREAM = 0, 1
 DISCRIMINATOR_METRICS = ("disc_accuracy", "disc_precision", "disc_recall", "disc_auc")
 
 
@@ -45,20 +43,8 @@ def discriminator_metric_updates(labels: tf.Tensor, logits: tf.Tensor,
   return {name: update for name in DISCRIMINATOR_METRICS}
 
 
-def with_sampling_seeds(batch, seed=None, step=None, training=True):
-  """`batch` plus `sampling_seeds` [batch, 2] int32: each example's seed for its replacement
-  draws (modeling/sampling.py `example_seeds`: the task seed, the train or eval stream, the
-  step and the example's global index), or zeros (a dummy batch) when `seed` is None."""
-  batch_size = tf.shape(batch["input_word_ids"])[0]
-  if seed is None:
-    return dict(batch, sampling_seeds=tf.zeros([batch_size, 2], tf.int32))
-  seeds = example_seeds(seed, TRAIN_STREAM if training else EVAL_STREAM, step,
-                        global_example_indices(batch_size))
-  return dict(batch, sampling_seeds=seeds)
-
-
 @gin.configurable
-class ElectraPretrainingTask(PretrainingTask):
+class ElectraPretrainingTask(DrawsSamples, PretrainingTask):
   """ELECTRA (Clark et al., 2020): total = mlm_weight * MLM + rtd_weight * RTD.
 
   Args:
@@ -107,12 +93,6 @@ class ElectraPretrainingTask(PretrainingTask):
         sampling_temperature=self.sampling_temperature,
         disallow_correct=self.disallow_correct, weight_sharing=self.weight_sharing,
         name="electra_pretrainer")
-
-  def model_inputs(self, batch, step, training):
-    return with_sampling_seeds(batch, self.seed, step, training)
-
-  def dummy_batch(self, batch_size: int = 1):
-    return with_sampling_seeds(super().dummy_batch(batch_size))
 
   def build_metrics(self) -> Dict[str, tf_keras.metrics.Metric]:
     return dict(

@@ -15,6 +15,7 @@ from data.pretraining import masking
 from data.pretraining.masking_check import MaskingRules
 from data.user_error import UserError
 from modeling.encoder_config import EncoderConfig
+from modeling.transformer_encoder import ENCODER_INPUTS
 from tasks.protocol import SavedModelExport
 from tasks.protocol import StepResult
 
@@ -200,8 +201,7 @@ class PretrainingTask(abc.ABC):
   def dummy_batch(self, batch_size: int = 1) -> Dict[str, tf.Tensor]:
     """An all-padding batch with the real shapes and dtypes, to build the model."""
     seq, predictions = self.data.seq_length, self.data.max_predictions_per_seq
-    batch = {name: tf.zeros([batch_size, seq], tf.int32)
-             for name in ("input_word_ids", "input_mask", "input_type_ids")}
+    batch = {name: tf.zeros([batch_size, seq], tf.int32) for name in ENCODER_INPUTS}
     batch.update(masked_lm_positions=tf.zeros([batch_size, predictions], tf.int32),
                  masked_lm_ids=tf.zeros([batch_size, predictions], tf.int32),
                  masked_lm_weights=tf.zeros([batch_size, predictions], tf.float32))

@@ -11,15 +11,15 @@ from modeling.encoder_config import scaled_config
 from modeling.losses import masked_lm_loss
 from modeling.replace_mlm import ReplaceMlmPretrainer
 from tasks.bert_pretraining import masked_lm_accuracy_update
-from tasks.electra_pretraining import with_sampling_seeds
 from tasks.pretraining_task import PretrainingData
 from tasks.pretraining_task import PretrainingTask
 from tasks.protocol import StepResult
 from tasks.registry import register
+from tasks.sampling_seeds import DrawsSamples
 
 
 @gin.configurable
-class ReplaceMlmPretrainingTask(PretrainingTask):
+class ReplaceMlmPretrainingTask(DrawsSamples, PretrainingTask):
   """Replace MLM: total = generator_weight * generator MLM + mlm_weight * MLM.
 
   "The same as masked language modeling except instead of replacing masked-out tokens with
@@ -58,12 +58,6 @@ class ReplaceMlmPretrainingTask(PretrainingTask):
     return self.model_class()(
         self.encoder_config, generator_width_multiplier=self.generator_width_multiplier,
         sampling_temperature=self.sampling_temperature, name="replace_mlm_pretrainer")
-
-  def model_inputs(self, batch, step, training):
-    return with_sampling_seeds(batch, self.seed, step, training)
-
-  def dummy_batch(self, batch_size: int = 1):
-    return with_sampling_seeds(super().dummy_batch(batch_size))
 
   def build_metrics(self) -> Dict[str, tf_keras.metrics.Metric]:
     return dict(

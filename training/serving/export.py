@@ -24,9 +24,10 @@ import tensorflow as tf
 import tf_keras
 
 from data import tokenization
+from modeling.transformer_encoder import ENCODER_INPUTS
+from modeling.transformer_encoder import encoder_inputs_of
 from training.serving.text_preprocessing import TextPreprocessor
 
-ENCODER_INPUTS = ("input_word_ids", "input_mask", "input_type_ids")
 ID_SIGNATURE = [tf.TensorSpec([None, None], tf.int32, name=name) for name in ENCODER_INPUTS]
 
 
@@ -92,7 +93,7 @@ def save(module: tf.Module, path: str, signatures: Dict[str, Callable]
 def encoder_outputs(encoder: tf_keras.layers.Layer, inputs: Dict[str, tf.Tensor]
                     ) -> Dict[str, tf.Tensor]:
   """`sequence_output` [batch, seq, hidden] and `pooled_output` [batch, hidden], float32."""
-  outputs = encoder({name: inputs[name] for name in ENCODER_INPUTS}, training=False)
+  outputs = encoder(encoder_inputs_of(inputs), training=False)
   return {"sequence_output": tf.cast(outputs["sequence_output"], tf.float32),
           "pooled_output": tf.cast(outputs["pooled_output"], tf.float32)}
 
