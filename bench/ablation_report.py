@@ -2,8 +2,11 @@
 
 Reads what bench/sample_efficiency.py's `run_study` returns (cells: one per variant and
 task at the study's one budget, `objective` = the variant's name; `pretraining`: variant
--> [its run's result.json]) and the study's Variants.
+-> [its run's result.json]) and the study's Variants. A `spread` names the runs of one
+config under other pretraining seeds (ELECTRA's): the yardstick every variant is read
+against, as a table of its spread and a band on the plot.
 """
+import statistics
 from typing import Dict, List, Sequence
 
 from bench import plotting
@@ -25,7 +28,8 @@ def settings(variant: study_recipe.Variant, steps: int) -> str:
 def heldout_table(results: Dict, variants: Sequence[study_recipe.Variant]) -> str:
   """One row per variant: its objective, settings, steps, FLOPs and held-out metrics."""
   header = (["variant", "objective", "settings", "steps", "FLOPs per step"]
-            + [f"held-out {metric}" for metric in HELDOUT_METRICS] + ["pretraining wall (s)"])
+            + [f"held-out {metric}" for metric in HELDOUT_METRICS]
+            + ["pretraining wall (s)", "pretraining CPU (s)"])
   lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
   for variant in variants:
     (record,) = results["pretraining"][variant.name]  # one run: the study's one budget
@@ -35,12 +39,42 @@ def heldout_table(results: Dict, variants: Sequence[study_recipe.Variant]) -> st
     lines.append("| " + " | ".join(
         [variant.name, variant.objective, settings(variant, record["steps"]),
          str(record["steps"]), f"{record['step_flops']:.3g}"] + metrics
-        + [f"{record['wall_s']:.0f}"]) + " |")
+        + [f"{record['wall_s']:.0f}",
+           f"{record['cpu_s']:.0f}" if "cpu_s" in record else "-"]) + " |")
   return "\n".join(lines) + "\n"
 
 
-def plot(cells: Sequence[Dict], path: str, title: str):
-  """One panel per task: a bar per variant (mean ± std over seeds), random init dashed.
+def spread_of_means(cells: Sequence[Dict], spread: Sequence[str]) -> Dict[str, Dict]:
+  """Per task, the `spread` variants' mean scores: their mean, sample std between them, min
+  and max (a task with fewer than two of them is left out)."""
+  out = {}
+  for task in dict.fromkeys(c["task"] for c in cells):
+    means = [study_report.mean_and_std(c["scores"])["mean"] for c in cells
+             if c["task"] == task and c["objective"] in spread]
+    if len(means) > 1:
+      out[task] = dict(mean=statistics.fmean(means), std=statistics.stdev(means),
+                       min=min(means), max=max(means), runs=len(means))
+  return out
+
+
+def spread_table(cells: Sequence[Dict], spread: Sequence[str]) -> str:
+  """Markdown: per task, the spread of the `spread` runs' mean scores ('' for none)."""
+  by_task = spread_of_means(cells, spread)
+  if not by_task:
+    return ""
+  lines = [f"Between pretraining seeds ({', '.join(spread)}): each run's mean over fine-tuning"
+           " seeds, then across runs.\n",
+           "| task | runs | mean | std between runs | min | max |", "|---|---|---|---|---|---|"]
+  for task, row in by_task.items():
+    lines.append(f"| {task} | {row['runs']} | {row['mean']:.2f} | {row['std']:.2f} | "
+                 f"{row['min']:.2f} | {row['max']:.2f} |")
+  return "\n".join(lines) + "\n"
+
+
+def plot(cells: Sequence[Dict], path: str, title: str, spread: Sequence[str] = ()):
+  """One panel per task: a bar per variant (mean ± std over seeds), random init dashed, and
+  where two or more `spread` runs are in, a band from their lowest to highest mean (their
+  bars hatched).
 
   Returns:
     The matplotlib figure, written to `path` (PNG).
@@ -54,8 +88,16 @@ def plot(cells: Sequence[Dict], path: str, title: str):
   for axes, (task, metric) in zip(axes_list[0], tasks):
     by_variant = {c["objective"]: study_report.mean_and_std(c["scores"])
                   for c in cells if c["task"] == task}
-    axes.bar(range(len(variants)), [by_variant[v]["mean"] for v in variants],
-             yerr=[by_variant[v]["std"] for v in variants], capsize=3, label="mean ± std")
+    bars = axes.bar(range(len(variants)), [by_variant[v]["mean"] for v in variants],
+                    yerr=[by_variant[v]["std"] for v in variants], capsize=3,
+                    label="mean ± std")
+    band = spread_of_means([c for c in cells if c["task"] == task], spread).get(task)
+    if band:
+      for variant, bar in zip(variants, bars):
+        if variant in spread:
+          bar.set_hatch("//")
+      axes.axhspan(band["min"], band["max"], color="tab:orange", alpha=0.25,
+                   label=f"{band['runs']} pretraining seeds: range of means")
     if study_report.NO_PRETRAINING in by_variant:
       baseline = by_variant[study_report.NO_PRETRAINING]
       axes.axhline(baseline["mean"], color="gray", linestyle="--", label="random init")

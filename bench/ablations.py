@@ -25,8 +25,9 @@ budget, its variants in place of objectives:
 2. Its encoder, and a randomly initialised one, is fine-tuned on every task of the recipe
    with Recipe.num_seeds seeds.
 3. <work_dir>/results.json (as sample_efficiency's, plus the variants' settings),
-   results.md (the held-out table and the fine-tuning table: mean ± std over seeds) and
-   ablations.png (a bar per variant per task with ± std, the random encoder dashed).
+   results.md (the held-out table, the fine-tuning table: mean ± std over seeds, and the
+   spread between ELECTRA's pretraining seeds, SPREAD) and ablations.png (a bar per variant
+   per task with ± std, the random encoder dashed, the ELECTRA seeds' range a band).
 
 A finished run is never redone, so the study resumes where it stopped. The default recipe,
 configs/study/ablations.gin, is the WordNet study's at 4.8e14 FLOPs (7,947 ELECTRA steps).
@@ -84,6 +85,9 @@ VARIANTS = (
             bindings=(f"{_ELECTRA}.generator_width_multiplier = 0.5",)),
 )
 NAMES = tuple(variant.name for variant in VARIANTS)
+# The runs of one config under three pretraining seeds: the spread every variant is read
+# against (results.md's spread table, the plot's band).
+SPREAD = ("electra", "electra_seed_1", "electra_seed_2")
 
 flags.DEFINE_list("variants", list(NAMES), "Ablation variants to run (bench/ablations.py "
                   f"VARIANTS): {', '.join(NAMES)}.")
@@ -127,14 +131,15 @@ def study(recipe: study_recipe.Recipe, variants: Sequence[Variant], work_dir: st
             " training FLOPs\n\n## Held-out pretraining evaluation\n\n"
             + ablation_report.heldout_table(results, variants)
             + "\n## Fine-tuning (dev, mean ± std over seeds)\n\n"
-            + study_report.markdown_table(results["cells"]))
+            + study_report.markdown_table(results["cells"]) + "\n"
+            + ablation_report.spread_table(results["cells"], SPREAD))
   print("\n" + report, flush=True)
   with open(os.path.join(work_dir, "results.json"), "w", encoding="utf-8") as f:
     json.dump(sample_efficiency.portable(results, work_dir, recipe.data_dir), f, indent=1)
   with open(os.path.join(work_dir, "results.md"), "w", encoding="utf-8") as f:
     f.write(report)
   ablation_report.plot(results["cells"], plot_path,
-                       f"{recipe.name}: dev score per variant (mean ± std over seeds)")
+                       f"{recipe.name}: dev score per variant (mean ± std over seeds)", SPREAD)
   return results
 
 

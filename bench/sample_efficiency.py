@@ -38,7 +38,9 @@ Every run has its own folder under work_dir, named after its settings
 seed_<s>/; no_pretraining/finetune/<task>_random_init_<hash>/seed_<s>/;
 data/<task>_<seq>_<hash>/ for the fine-tuning records). A run with a result.json is never
 redone; an interrupted pretraining run resumes from its last checkpoint; a changed setting
-gets new folders. Runs go in this process by default (bench/study_runs.py: no Python and
+gets new folders. The names hold no absolute path (config files by their repository names,
+checkpoints and data relative to work_dir), so a study moved, or resumed from another
+checkout, keeps its runs. Runs go in this process by default (bench/study_runs.py: no Python and
 TensorFlow start-up per run); --noin_process starts official_runner.py for each. Fine-tuned
 checkpoints are deleted once scored.
 
@@ -202,8 +204,10 @@ def pretrain(recipe: study_recipe.Recipe, objective: Objective, work_dir: str,
         print(progress.line(), flush=True)
     for multiple in plan["multiples"]:
       point = record["checkpoints"][str(multiple)]
+      # The checkpoint in this run folder (the record names it where the run was made).
+      checkpoint = os.path.join(run_dir, os.path.basename(point["checkpoint"]))
       points.append(dict(budget=multiple, steps=point["steps"],
-                         flops=point["steps"] * flops_per_step, checkpoint=point["checkpoint"],
+                         flops=point["steps"] * flops_per_step, checkpoint=checkpoint,
                          pretraining_wall_s=point["wall_s"], run_dir=run_dir))
   return points
 
@@ -237,8 +241,35 @@ def _delete_checkpoints(model_dir: str):
       os.remove(path)
 
 
+def finetuning_runs_dir(recipe: study_recipe.Recipe, task: study_recipe.DownstreamTask,
+                        data_dir: str, init_checkpoint: str, parent_dir: str, label: str,
+                        work_dir: str) -> str:
+  """<parent_dir>/finetune/<task>_<label>_<hash>/, the folder of a task's seeds.
+
+  The hash is of the runs' settings with the init checkpoint and the data folder named
+  relative to the study's `work_dir`, so a study moved, or resumed from another checkout,
+  keeps its runs. A folder named by the absolute paths (studies begun before 2026-11-26) is
+  renamed to it.
+  """
+
+  def folder(checkpoint: str, data: str) -> str:
+    setting = study_recipe.fingerprint(task.gin_file, study_recipe.finetuning_bindings(
+        recipe, task, checkpoint, data, seed=-1))
+    return os.path.join(parent_dir, "finetune", f"{task.name}_{label}_{setting}")
+
+  runs_dir = folder(os.path.relpath(init_checkpoint, work_dir) if init_checkpoint else "",
+                    os.path.relpath(data_dir, work_dir))
+  legacy = folder(init_checkpoint, data_dir)
+  if not os.path.exists(runs_dir) and os.path.isdir(legacy):
+    os.rename(legacy, runs_dir)
+    print(f"  renamed {legacy} to {os.path.basename(runs_dir)} (a name free of absolute "
+          "paths)", flush=True)
+  return runs_dir
+
+
 def finetune(recipe: study_recipe.Recipe, task: study_recipe.DownstreamTask, data_dir: str,
-             init_checkpoint: str, parent_dir: str, label: str, in_process: bool = False,
+             init_checkpoint: str, parent_dir: str, label: str, work_dir: str,
+             in_process: bool = False,
              keep_checkpoints: bool = False,
              progress: Optional[study_progress.StudyProgress] = None) -> Dict:
   """Fine-tunes `init_checkpoint` ('' = random) on `task` with every seed.
@@ -248,9 +279,8 @@ def finetune(recipe: study_recipe.Recipe, task: study_recipe.DownstreamTask, dat
   Returns:
     {scores, seeds, finetuning_wall_s, finetuning_cpu_s, run_dirs}: one entry per seed.
   """
-  setting = study_recipe.fingerprint(task.gin_file, study_recipe.finetuning_bindings(
-      recipe, task, init_checkpoint, data_dir, seed=-1))
-  runs_dir = os.path.join(parent_dir, "finetune", f"{task.name}_{label}_{setting}")
+  runs_dir = finetuning_runs_dir(recipe, task, data_dir, init_checkpoint, parent_dir, label,
+                                 work_dir)
   scores, walls, cpus, run_dirs = [], [], [], []
   for seed in range(recipe.num_seeds):
     run_dir = os.path.join(runs_dir, f"seed_{seed}")
@@ -302,7 +332,8 @@ def run_study(recipe: study_recipe.Recipe, objectives: List[Objective], work_dir
   `objectives`: names or Variants (a Variant's cells and runs go by its name).
   """
   progress = study_progress.StudyProgress.from_plan(plan(recipe, objectives))
-  options = dict(in_process=in_process, keep_checkpoints=keep_checkpoints, progress=progress)
+  options = dict(work_dir=work_dir, in_process=in_process, keep_checkpoints=keep_checkpoints,
+                 progress=progress)
   data_dirs = {task.name: finetuning_data(recipe, task, work_dir) for task in recipe.tasks}
   no_pretraining = dict(budget=0, steps=0, flops=0.0, checkpoint="", pretraining_wall_s=0.0)
   cells, pretraining = [], {}

@@ -109,3 +109,43 @@ def test_tiny_ablation_of_two_variants_end_to_end_then_again_without_redoing_a_r
   assert [label.get_text() for label in axes.get_xticklabels()] == ["electra", "two_stage"]
   (baseline,) = [line for line in axes.get_lines() if line.get_label() == "random init"]
   assert baseline.get_ydata()[0] == pytest.approx(results["cells"][0]["mean"])
+
+
+def _cell(objective, task, scores):
+  return dict(objective=objective, task=task, metric="accuracy", scores=scores)
+
+
+SPREAD_CELLS = [_cell("no_pretraining", "a", [20.0]), _cell("electra", "a", [30.0, 32.0]),
+                _cell("electra_seed_1", "a", [33.0, 35.0]), _cell("x", "a", [40.0]),
+                _cell("electra_seed_2", "a", [28.0]), _cell("electra", "b", [50.0]),
+                _cell("electra_seed_1", "b", [52.0]), _cell("x", "b", [51.0]),
+                _cell("electra_seed_2", "b", [53.0])]
+
+
+def test_the_spread_between_pretraining_seeds_is_of_their_means():
+  # Task a: the seeds' means 31, 34, 28 -> mean 31, sample std sqrt((0 + 9 + 9) / 2) = 3;
+  # task b: 50, 52, 53 -> mean 51.67, std sqrt((2.78 + 0.11 + 1.78) / 2) = 1.53.
+  spread = ablation_report.spread_of_means(SPREAD_CELLS, ablations.SPREAD)
+  assert spread["a"] == dict(mean=31.0, std=3.0, min=28.0, max=34.0, runs=3)
+  assert spread["b"]["std"] == pytest.approx(1.5275, abs=1e-4)
+  table = ablation_report.spread_table(SPREAD_CELLS, ablations.SPREAD).splitlines()
+  assert table[-2:] == ["| a | 3 | 31.00 | 3.00 | 28.00 | 34.00 |",
+                        "| b | 3 | 51.67 | 1.53 | 50.00 | 53.00 |"]
+  # One run is no spread: no table, no band.
+  assert ablation_report.spread_table(SPREAD_CELLS, ("electra",)) == ""
+
+
+def test_the_plot_bands_the_seeds_range_and_hatches_their_bars(tmp_path):
+  figure = ablation_report.plot(SPREAD_CELLS, str(tmp_path / "a.png"), "t", ablations.SPREAD)
+  axes_a, _ = figure.axes
+  (bars,) = [bars for bars in axes_a.containers if bars.get_label() == "mean ± std"]
+  labels = [label.get_text() for label in axes_a.get_xticklabels()]
+  assert labels == ["electra", "electra_seed_1", "x", "electra_seed_2"]
+  assert [bool(bar.get_hatch()) for bar in bars] == [True, True, False, True]
+  (band,) = [patch for patch in axes_a.patches if "pretraining seeds" in patch.get_label()]
+  assert band.get_label() == "3 pretraining seeds: range of means"
+  corners = band.get_path().transformed(band.get_patch_transform()).vertices[:, 1]
+  assert (corners.min(), corners.max()) == pytest.approx((28.0, 34.0))
+  single = ablation_report.plot(SPREAD_CELLS, str(tmp_path / "b.png"), "t", ("electra",))
+  assert not [patch for axes in single.axes for patch in axes.patches
+              if "pretraining seeds" in patch.get_label()]

@@ -240,6 +240,45 @@ def test_a_pretraining_folder_is_named_the_same_from_another_checkout(tmp_path, 
   assert started[0].startswith("electra_")
 
 
+def test_a_finetuning_folder_is_named_the_same_wherever_the_study_lies(tmp_path, capsys):
+  """The hash names the init checkpoint and the data folder relative to the study's folder;
+  a folder a study made under the old names (absolute paths) is renamed, its runs kept."""
+  recipe = study_recipe.Recipe(vocab_file=SAMPLE_VOCAB, train_records="x", eval_records="x",
+                               budget_flops=1.0, tasks=(TASK,))
+
+  def runs_dir(work_dir, steps=10):
+    parent = os.path.join(work_dir, "pretrain", "electra_10_steps_0")
+    return sample_efficiency.finetuning_runs_dir(
+        recipe, TASK, os.path.join(work_dir, "data", "t_64_0"),
+        os.path.join(parent, f"ckpt-{steps}"), parent, f"step_{steps}", work_dir)
+
+  here, moved = str(tmp_path / "a" / "study"), str(tmp_path / "b" / "study")
+  assert os.path.basename(runs_dir(here)) == os.path.basename(runs_dir(moved))
+  assert os.path.dirname(runs_dir(moved)) == os.path.join(
+      moved, "pretrain", "electra_10_steps_0", "finetune")
+  assert runs_dir(here) != runs_dir(here, steps=20)  # another checkpoint, another folder
+  random_init = [sample_efficiency.finetuning_runs_dir(
+      recipe, TASK, os.path.join(work_dir, "data", "t_64_0"), "", work_dir, "random_init",
+      work_dir) for work_dir in (here, moved)]
+  assert os.path.basename(random_init[0]) == os.path.basename(random_init[1])
+
+  # The name the code before 2026-11-26 gave: the settings with the absolute paths.
+  parent = os.path.join(here, "pretrain", "electra_10_steps_0")
+  old_setting = study_recipe.fingerprint(TASK.gin_file, study_recipe.finetuning_bindings(
+      recipe, TASK, os.path.join(parent, "ckpt-10"), os.path.join(here, "data", "t_64_0"),
+      seed=-1))
+  old = os.path.join(parent, "finetune", f"t_step_10_{old_setting}")
+  os.makedirs(os.path.join(old, "seed_0"))
+  with open(os.path.join(old, "seed_0", "result.json"), "w") as f:
+    f.write('{"score": 1.5}')
+  renamed = runs_dir(here)
+  assert renamed != old and not os.path.exists(old)
+  with open(os.path.join(renamed, "seed_0", "result.json")) as f:
+    assert f.read() == '{"score": 1.5}'
+  assert f"renamed {old} to {os.path.basename(renamed)}" in capsys.readouterr().out
+  assert runs_dir(here) == renamed and not capsys.readouterr().out  # once
+
+
 def test_an_attempt_killed_before_writing_its_line_is_counted_by_the_next(tmp_path):
   """Its wall seconds run from its start to its log's last write; the next attempt's own."""
   run_dir = str(tmp_path / "run")
