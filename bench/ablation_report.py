@@ -14,9 +14,10 @@ from bench import study_recipe
 from bench import study_report
 
 # The pretraining run's final held-out evaluation (metrics.jsonl): the discriminator's AUC
-# (ELECTRA and its variants) and the masked-LM accuracy (BERT's, Replace / All-Tokens MLM's
-# model's, ELECTRA's generator's).
-HELDOUT_METRICS = ("disc_auc", "masked_lm_accuracy")
+# over all real tokens (ELECTRA and its variants), over the masked positions only (ELECTRA
+# 15%'s, the positions it is trained on: no unmasked position is in its loss) and the masked-LM accuracy (BERT's, Replace / All-Tokens MLM's model's,
+# ELECTRA's generator's).
+HELDOUT_METRICS = ("disc_auc", "disc_auc_masked", "masked_lm_accuracy")
 
 
 def settings(variant: study_recipe.Variant, steps: int) -> str:
