@@ -15,8 +15,8 @@ from bench import study_report
 
 # The pretraining run's final held-out evaluation (metrics.jsonl): the discriminator's AUC
 # over all real tokens (ELECTRA and its variants), over the masked positions only (ELECTRA
-# 15%'s, the positions it is trained on: no unmasked position is in its loss) and the masked-LM accuracy (BERT's, Replace / All-Tokens MLM's model's,
-# ELECTRA's generator's).
+# 15%'s, the positions it is trained on: no unmasked position is in its loss) and the
+# masked-LM accuracy (BERT's, Replace / All-Tokens MLM's model's, ELECTRA's generator's).
 HELDOUT_METRICS = ("disc_auc", "disc_auc_masked", "masked_lm_accuracy")
 
 
@@ -73,9 +73,9 @@ def spread_table(cells: Sequence[Dict], spread: Sequence[str]) -> str:
 
 
 def plot(cells: Sequence[Dict], path: str, title: str, spread: Sequence[str] = ()):
-  """One panel per task: a bar per variant (mean ± std over seeds), random init dashed, and
-  where two or more `spread` runs are in, a band from their lowest to highest mean (their
-  bars hatched).
+  """One panel per task: a point per variant (mean, ± std over fine-tuning seeds) on an axis
+  fitted to the scores, random init dashed, and where two or more `spread` runs are in,
+  their points orange and a band from their lowest to highest mean.
 
   Returns:
     The matplotlib figure, written to `path` (PNG).
@@ -85,27 +85,33 @@ def plot(cells: Sequence[Dict], path: str, title: str, spread: Sequence[str] = (
   variants: List[str] = list(dict.fromkeys(
       c["objective"] for c in cells if c["objective"] != study_report.NO_PRETRAINING))
   figure, axes_list = plt.subplots(1, len(tasks), squeeze=False,
-                                   figsize=(max(5.5, 0.6 * len(variants) + 2) * len(tasks), 4.5))
+                                   figsize=(max(5.5, 0.5 * len(variants) + 2) * len(tasks), 4.5))
   for axes, (task, metric) in zip(axes_list[0], tasks):
     by_variant = {c["objective"]: study_report.mean_and_std(c["scores"])
                   for c in cells if c["task"] == task}
-    bars = axes.bar(range(len(variants)), [by_variant[v]["mean"] for v in variants],
-                    yerr=[by_variant[v]["std"] for v in variants], capsize=3,
-                    label="mean ± std")
     band = spread_of_means([c for c in cells if c["task"] == task], spread).get(task)
     if band:
-      for variant, bar in zip(variants, bars):
-        if variant in spread:
-          bar.set_hatch("//")
-      axes.axhspan(band["min"], band["max"], color="tab:orange", alpha=0.25,
+      axes.axhspan(band["min"], band["max"], color="tab:orange", alpha=0.2,
                    label=f"{band['runs']} pretraining seeds: range of means")
     if study_report.NO_PRETRAINING in by_variant:
       baseline = by_variant[study_report.NO_PRETRAINING]
       axes.axhline(baseline["mean"], color="gray", linestyle="--", label="random init")
       axes.axhspan(baseline["mean"] - baseline["std"], baseline["mean"] + baseline["std"],
                    color="gray", alpha=0.15)
+    groups = [("mean ± std", "o", "tab:blue", lambda v: not band or v not in spread)]
+    if band:
+      groups.append(("mean ± std, pretraining seeds", "s", "tab:orange", lambda v: v in spread))
+    for label, marker, color, member in groups:
+      at = [i for i, variant in enumerate(variants) if member(variant)]
+      if not at:
+        continue
+      axes.errorbar(at, [by_variant[variants[i]]["mean"] for i in at],
+                    yerr=[by_variant[variants[i]]["std"] for i in at], fmt=marker,
+                    color=color, capsize=3, label=label)
     axes.set_xticks(range(len(variants)))
     axes.set_xticklabels(variants, rotation=45, ha="right")
+    axes.set_xlim(-0.5, len(variants) - 0.5)
+    axes.grid(axis="y", alpha=0.3)
     axes.set_ylabel(f"{task} dev {metric}")
     axes.set_title(task)
   figure.suptitle(title)

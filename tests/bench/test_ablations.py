@@ -102,9 +102,10 @@ def test_tiny_ablation_of_two_variants_end_to_end_then_again_without_redoing_a_r
 
   assert os.path.getsize(plot_path) > 0
   (axes,) = ablation_report.plot(results["cells"], str(tmp_path / "again.png"), "tiny").axes
-  (bars,) = [bars for bars in axes.containers if bars.get_label() == "mean ± std"]
-  assert bars.errorbar is not None
-  np.testing.assert_allclose([bar.get_height() for bar in bars],
+  (points,) = [points for points in axes.containers if points.get_label() == "mean ± std"]
+  assert points.has_yerr
+  np.testing.assert_allclose(np.asarray(points.lines[0].get_xdata(), float), [0, 1])
+  np.testing.assert_allclose(np.asarray(points.lines[0].get_ydata(), float),
                              [c["mean"] for c in results["cells"][1:]])
   assert [label.get_text() for label in axes.get_xticklabels()] == ["electra", "two_stage"]
   (baseline,) = [line for line in axes.get_lines() if line.get_label() == "random init"]
@@ -135,13 +136,16 @@ def test_the_spread_between_pretraining_seeds_is_of_their_means():
   assert ablation_report.spread_table(SPREAD_CELLS, ("electra",)) == ""
 
 
-def test_the_plot_bands_the_seeds_range_and_hatches_their_bars(tmp_path):
+def test_the_plot_bands_the_seeds_range_and_marks_their_points(tmp_path):
   figure = ablation_report.plot(SPREAD_CELLS, str(tmp_path / "a.png"), "t", ablations.SPREAD)
   axes_a, _ = figure.axes
-  (bars,) = [bars for bars in axes_a.containers if bars.get_label() == "mean ± std"]
   labels = [label.get_text() for label in axes_a.get_xticklabels()]
   assert labels == ["electra", "electra_seed_1", "x", "electra_seed_2"]
-  assert [bool(bar.get_hatch()) for bar in bars] == [True, True, False, True]
+  points = {container.get_label(): np.asarray(container.lines[0].get_data(), float)
+            for container in axes_a.containers}
+  np.testing.assert_allclose(points["mean ± std"], [[2], [40.0]])
+  np.testing.assert_allclose(points["mean ± std, pretraining seeds"],
+                             [[0, 1, 3], [31.0, 34.0, 28.0]])
   (band,) = [patch for patch in axes_a.patches if "pretraining seeds" in patch.get_label()]
   assert band.get_label() == "3 pretraining seeds: range of means"
   corners = band.get_path().transformed(band.get_patch_transform()).vertices[:, 1]
@@ -149,3 +153,5 @@ def test_the_plot_bands_the_seeds_range_and_hatches_their_bars(tmp_path):
   single = ablation_report.plot(SPREAD_CELLS, str(tmp_path / "b.png"), "t", ("electra",))
   assert not [patch for axes in single.axes for patch in axes.patches
               if "pretraining seeds" in patch.get_label()]
+  (points,) = [c for c in single.axes[0].containers if c.get_label() == "mean ± std"]
+  np.testing.assert_allclose(np.asarray(points.lines[0].get_xdata(), float), [0, 1, 2, 3])
