@@ -21,13 +21,13 @@ budget, its variants in place of objectives:
    bench/flops.py on the variant's own step (a same-size generator costs more, so share_*,
    two_stage and generator_1_2 get fewer steps than electra), in its own folder
    pretrain/<variant>_<steps>_steps_<hash>/; its final held-out evaluation is kept
-   (disc_auc, masked_lm_accuracy).
+   (disc_auc, disc_auc_masked for electra_15, masked_lm_accuracy).
 2. Its encoder, and a randomly initialised one, is fine-tuned on every task of the recipe
    with Recipe.num_seeds seeds.
 3. <work_dir>/results.json (as sample_efficiency's, plus the variants' settings),
    results.md (the held-out table, the fine-tuning table: mean ± std over seeds, and the
-   spread between ELECTRA's pretraining seeds, SPREAD) and ablations.png (a bar per variant
-   per task with ± std, the random encoder dashed, the ELECTRA seeds' range a band).
+   spread between ELECTRA's pretraining seeds, SPREAD) and ablations.png (a point per
+   variant per task with ± std, the random encoder dashed, the ELECTRA seeds' range a band).
 
 A finished run is never redone, so the study resumes where it stopped. The default recipe,
 configs/study/ablations.gin, is the WordNet study's at 4.8e14 FLOPs (7,947 ELECTRA steps).
