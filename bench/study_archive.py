@@ -31,11 +31,16 @@ KEPT_FILES = (study_runs.RESULT_FILE, study_runs.ATTEMPTS_FILE)
 WORK_DIR_PLACEHOLDER = "{work_dir}"
 
 FLAGS = flags.FLAGS
-flags.DEFINE_enum("action", None, ["save", "restore"],
-                  "save: work_dir's finished runs into the archive; restore: the archive's "
-                  "runs into work_dir.")
-flags.DEFINE_string("work_dir", None, "The study's --work_dir.")
-flags.DEFINE_string("archive", None, "The folder that keeps the runs' files (in git).")
+
+
+def define_flags():
+  """The command's flags, defined only when it runs: --work_dir is also a study's flag, and the
+  test suite imports both modules into one process."""
+  flags.DEFINE_enum("action", None, ["save", "restore"],
+                    "save: work_dir's finished runs into the archive; restore: the archive's "
+                    "runs into work_dir.")
+  flags.DEFINE_string("work_dir", None, "The study's --work_dir.")
+  flags.DEFINE_string("archive", None, "The folder that keeps the runs' files (in git).")
 
 
 def finished_runs(root: str) -> List[str]:
@@ -108,4 +113,5 @@ def main(argv):
 
 
 if __name__ == "__main__":
+  define_flags()
   app.run(main)

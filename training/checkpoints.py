@@ -167,6 +167,26 @@ def remove_partial_checkpoints(directory: str) -> List[str]:
   return removed
 
 
+_ENCODER_WORD_TABLE = "model/encoder/embedding_network/word_embeddings/embeddings" + _VARIABLE_SUFFIX
+_GDES_WORD_DELTA = "model/encoder/embedding_network/word_embedding_delta" + _VARIABLE_SUFFIX
+_GDES_GENERATOR_TABLE = (
+    "model/generator/embedding_network/word_embeddings/embeddings" + _VARIABLE_SUFFIX)
+
+
+def _gdes_word_table(comparison: WeightComparison) -> Optional[tf.Tensor]:
+  """The discriminator's word table E_D = E_G + E_delta, float32 [vocab_size,
+  embedding_size], of a checkpoint written under weight_sharing='gdes'
+  (modeling/disentangled_embedding.py), when the model has a plain word table the
+  checkpoint lacks; else None."""
+  checkpoint_keys = set(comparison.unused) | set(comparison.matched)
+  if (_ENCODER_WORD_TABLE not in comparison.not_in_checkpoint
+      or not {_GDES_WORD_DELTA, _GDES_GENERATOR_TABLE} <= checkpoint_keys):
+    return None
+  reader = tf.compat.v1.train.NewCheckpointReader(comparison.checkpoint_path)
+  return tf.constant(reader.get_tensor(_GDES_GENERATOR_TABLE) +
+                     reader.get_tensor(_GDES_WORD_DELTA), tf.float32)
+
+
 def warm_start(model, init_checkpoint: str) -> Dict[str, List[str]]:
   """Loads every model weight that another run's checkpoint has, by checkpoint key.
 
@@ -175,6 +195,11 @@ def warm_start(model, init_checkpoint: str) -> Dict[str, List[str]]:
   checkpoint gets its generator back too, and nothing is re-initialised silently: what was
   loaded and what kept its fresh initialisation is logged and returned. Optimizer state and
   the step are not loaded (that is what resuming from the model dir does).
+
+  A checkpoint of gradient-disentangled embedding sharing (weight_sharing='gdes') keeps the
+  discriminator's word table as the generator's E_G plus its own E_delta; a model with a
+  plain word table (a fine-tuning model, or a run without gdes) gets their sum, the table
+  the discriminator pretrained with, and the report counts it as restored.
 
   Args:
     model: the built model; its `encoder` attribute is the encoder every warm start loads.
@@ -199,6 +224,11 @@ def warm_start(model, init_checkpoint: str) -> Dict[str, List[str]]:
     raise UserError(f"init_checkpoint {init_checkpoint} has other shapes for: " + ", ".join(
         f"{key} {shapes[0]} vs {shapes[1]}"
         for key, shapes in sorted(comparison.other_shapes.items())))
+  gdes_word_table = _gdes_word_table(comparison)
+  if gdes_word_table is not None:
+    comparison.not_in_checkpoint.remove(_ENCODER_WORD_TABLE)
+    comparison.unused = [key for key in comparison.unused if key != _GDES_WORD_DELTA]
+    comparison.matched = sorted(comparison.matched + [_ENCODER_WORD_TABLE])
   encoder_missing = [key for key in comparison.not_in_checkpoint
                      if key.startswith("model/encoder/")]
   if encoder_missing:
@@ -213,6 +243,13 @@ def warm_start(model, init_checkpoint: str) -> Dict[str, List[str]]:
         f"init_checkpoint {init_checkpoint} has a relative position table that this encoder "
         "lacks: set encoder_config.relative_position as the run that wrote it did ('t5')")
   tf.train.Checkpoint(model=model).read(init_checkpoint).expect_partial()
+  if gdes_word_table is not None:
+    word_table = model.encoder.embedding_network.embedding_table
+    if word_table.shape != gdes_word_table.shape:
+      raise UserError(f"init_checkpoint {init_checkpoint} has another word table shape: "
+                      f"{gdes_word_table.shape} (gdes) vs {word_table.shape}")
+    word_table.assign(gdes_word_table)
+    print("  word_embeddings: the checkpoint's gdes sum E_G + E_delta", flush=True)
   report = dict(restored=comparison.matched, not_in_checkpoint=comparison.not_in_checkpoint,
                 unused=comparison.unused)
   logging.info("init_checkpoint %s: restored %d weights", init_checkpoint,

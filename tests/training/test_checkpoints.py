@@ -78,6 +78,32 @@ def test_a_teams_checkpoint_from_before_equation_7_warm_starts_without_its_mws_b
     check_same_model(new, path, "--model_dir=old_run")
 
 
+def test_a_gdes_checkpoint_warm_starts_a_plain_encoder_with_the_summed_word_table(
+    tmp_path, capsys):
+  # Under weight_sharing='gdes' the discriminator's word table is E_G + E_delta; the
+  # checkpoint has no plain table, and a fine-tuning encoder must get the sum.
+  gdes = _built(ElectraPretrainer(encoder_config("tiny", vocab_size=60),
+                                  weight_sharing="gdes"))
+  delta = gdes.encoder.embedding_network.word_embedding_delta
+  delta.assign(tf.random.stateless_normal(delta.shape, seed=[1, 2]))
+  bert = _built(BertPretrainer(encoder_config("tiny", vocab_size=60)))
+  report = warm_start(bert, _save(gdes, tmp_path))
+  expected = (gdes.generator.embedding_network.embedding_table.numpy() + delta.numpy())
+  np.testing.assert_allclose(bert.encoder.embedding_table.numpy(), expected, rtol=1e-6)
+  np.testing.assert_allclose(bert.encoder.embedding_table.numpy(),
+                             gdes.encoder.embedding_table.numpy(), rtol=1e-6)
+  assert report["not_in_checkpoint"] == [key for key in report["not_in_checkpoint"]
+                                         if "masked_lm_head" in key]
+  assert not any("word_embedding_delta" in key for key in report["unused"])
+  assert "gdes sum E_G + E_delta" in capsys.readouterr().out
+  # A gdes run continued from it keeps E_G and E_delta apart, as they were.
+  again = _built(ElectraPretrainer(encoder_config("tiny", vocab_size=60),
+                                   weight_sharing="gdes"))
+  warm_start(again, _save(gdes, tmp_path / "again"))
+  np.testing.assert_array_equal(again.encoder.embedding_network.word_embedding_delta.numpy(),
+                                delta.numpy())
+
+
 def test_warm_start_names_a_weight_of_another_shape(tmp_path):
   path = _save(_electra(vocab=60), tmp_path)
   with pytest.raises(ValueError, match="word_embeddings"):
