@@ -26,8 +26,9 @@ class DisentangledEmbeddingNetwork(EmbeddingNetwork):
   Attributes:
     generator_embeddings: the generator's EmbeddingNetwork.
     word_embedding_delta: E_delta, float32 [vocab_size, embedding_size], zeros at start.
-    There is no `word_embeddings` table: a checkpoint of this network has no key a plain
-    encoder would read as its word table (export to HuggingFace first, which writes E_D).
+    There is no `word_embeddings` table: a warm start of a plain encoder from a checkpoint
+    of this network writes E_G + E_delta into its table (training/checkpoints.py), and the
+    HuggingFace export writes E_D.
 
   `embedding_table` is E_D (a tensor, not a variable): what the export writes.
   """

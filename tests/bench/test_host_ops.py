@@ -53,6 +53,11 @@ def test_a_compiled_function_called_from_a_graph_counts_as_its_call_op():
 
   x = tf.ones([4])
   outer(x)
-  counts = host_ops.count_host_ops(lambda: outer(x))
-  assert counts.pop("Mul") == 1
+  # The tracer now and then drops an async op's start event (bench/host_ops.py): up to
+  # three traces, each counting the one Mul.
+  for _ in range(3):
+    counts = host_ops.count_host_ops(lambda: outer(x))
+    assert counts.pop("Mul") == 1
+    if counts:
+      break
   assert dict(counts) in ({"PartitionedCall": 1}, {"StatefulPartitionedCall": 1}), counts
