@@ -77,6 +77,11 @@ VARIANTS = (
     # paper's n steps of each) or adversarially (appendix F).
     Variant("two_stage", "two_stage_electra",
             step_fractions=(("TwoStageElectraPretrainingTask.generator_steps", 0.5),)),
+    # The same with the discriminator stage warmed up (the paper is silent): 10% of the
+    # stage, the recipe's warm-up fraction of a run (tasks/two_stage_electra_pretraining.py).
+    Variant("two_stage_warmup", "two_stage_electra",
+            step_fractions=(("TwoStageElectraPretrainingTask.generator_steps", 0.5),
+                            ("TwoStageElectraPretrainingTask.switch_warmup_steps", 0.05))),
     Variant("adversarial", "adversarial_electra"),
     # Figure 3 left: generator width relative to the discriminator's (electra: 1/4).
     Variant("generator_1_8", "electra",

@@ -61,9 +61,13 @@ class TrainingPhases:
     phase_of_step: the global step (int64 scalar tensor, before the update) -> the index
       into `variables` (int32 scalar tensor).
     variables: per phase, the trainable variables its steps update.
+    learning_rate_scale: None, or the global step (int64 scalar tensor, before the update)
+      -> float32 scalar multiplying the run's learning rate at that step (a phase's own
+      warm-up; training/phase_learning_rate.py).
   """
   phase_of_step: Callable[[tf.Tensor], tf.Tensor]
   variables: Sequence[Sequence[tf.Variable]]
+  learning_rate_scale: Optional[Callable[[tf.Tensor], tf.Tensor]] = None
 
 
 @dataclasses.dataclass(frozen=True)

@@ -53,9 +53,18 @@ class TwoStageElectraPretrainingTask(ElectraPretrainingTask):
   Both networks run at every step (the other stage's loss is multiplied by 0): a step costs
   ELECTRA's FLOPs at generator width 1, in either stage.
 
+  The paper does not say how the discriminator's training starts. The run's one schedule
+  goes on through the switch, and the discriminator's optimizer slots start at zero there,
+  so its first updates are several times the scheduled size (training/phase_learning_rate.py);
+  `switch_warmup_steps` > 0 ramps the learning rate linearly from the switch over that many
+  steps (times the schedule), as a fresh run's warm-up would.
+
   Args:
     generator_steps: n, the generator stage's length (the run's TrainerConfig.train_steps
       minus it is the discriminator stage's: the paper's "n steps" each is half the run).
+    switch_warmup_steps: the discriminator stage's own linear warm-up: at step
+      generator_steps + k the learning rate is the schedule's times min(1, (k + 1) /
+      switch_warmup_steps); 0 (the default): none.
     **kwargs: ElectraPretrainingTask's (its gin bindings apply); generator_width_multiplier
       must be 1, and generator and discriminator must share their embeddings (ELECTRA's
       tying) or nothing (`weight_sharing = 'none'`, where the weight-sharing options are:
@@ -66,7 +75,8 @@ class TwoStageElectraPretrainingTask(ElectraPretrainingTask):
   has no stage, ELECTRA's joint total).
   """
 
-  def __init__(self, generator_steps: int = gin.REQUIRED, **kwargs):
+  def __init__(self, generator_steps: int = gin.REQUIRED, switch_warmup_steps: int = 0,
+               **kwargs):
     super().__init__(**kwargs)
     if self.generator_width_multiplier != 1.0:
       raise UserError(
@@ -82,7 +92,11 @@ class TwoStageElectraPretrainingTask(ElectraPretrainingTask):
     if generator_steps < 0:
       raise UserError(f"TwoStageElectraPretrainingTask.generator_steps must be >= 0, got "
                       f"{generator_steps}")
+    if switch_warmup_steps < 0:
+      raise UserError(f"TwoStageElectraPretrainingTask.switch_warmup_steps must be >= 0, got "
+                      f"{switch_warmup_steps}")
     self.generator_steps = generator_steps
+    self.switch_warmup_steps = switch_warmup_steps
 
   def build_model(self) -> tf_keras.Model:
     return TwoStageElectraPretrainer(
@@ -124,7 +138,15 @@ class TwoStageElectraPretrainingTask(ElectraPretrainingTask):
     return TrainingPhases(
         phase_of_step=lambda step: tf.where(self.in_generator_stage(step), GENERATOR_PHASE,
                                             DISCRIMINATOR_PHASE),
-        variables=[generator, discriminator])
+        variables=[generator, discriminator],
+        learning_rate_scale=self.switch_warmup if self.switch_warmup_steps else None)
+
+  def switch_warmup(self, step) -> tf.Tensor:
+    """float32 scalar: 1 in the generator stage, then min(1, (k + 1) / switch_warmup_steps)
+    at the discriminator stage's k-th step (k = step - generator_steps)."""
+    steps_since_switch = tf.cast(step, tf.float32) - float(self.generator_steps)
+    ramp = tf.minimum(1.0, (steps_since_switch + 1.0) / float(self.switch_warmup_steps))
+    return tf.where(steps_since_switch < 0, 1.0, ramp)
 
 
 def _own(layer, other):

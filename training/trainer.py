@@ -35,6 +35,7 @@ from modeling.losses import cross_replica_sum
 from tasks.protocol import Task
 from training import gradient_accumulation
 from training.gradient_clipping import clip_by_global_norm
+from training.phase_learning_rate import scale_learning_rate
 from training.precision import is_loss_scaled
 
 
@@ -155,6 +156,8 @@ class PretrainingTrainer(orbit.StandardTrainer, orbit.StandardEvaluator):
     self.loss_names = self._build_model()
     phases = getattr(task, "training_phases", None)  # tasks/protocol.py TrainingPhases
     self.training_phases = phases(model) if phases is not None else None
+    if self.training_phases is not None and self.training_phases.learning_rate_scale:
+      scale_learning_rate(optimizer, self.training_phases.learning_rate_scale)
     self.train_metrics = task.build_metrics()
     self.eval_metrics = task.build_metrics()
     self.train_losses = ScalarMeans(self.loss_names)

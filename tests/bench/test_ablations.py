@@ -45,6 +45,12 @@ def test_each_variant_gets_the_steps_its_own_flops_buy_and_two_stage_switches_at
   assert plan["two_stage"]["run_bindings"] == [
       [f"TwoStageElectraPretrainingTask.generator_steps = {two_stage_steps // 2}"]]
   assert "run_bindings" not in plan["electra"]
+  (warmup_plan,) = ablations.plan(recipe, ablations.select(["two_stage_warmup"]))[
+      "pretraining"].values()
+  assert warmup_plan["run_steps"] == [two_stage_steps]
+  assert warmup_plan["run_bindings"] == [
+      [f"TwoStageElectraPretrainingTask.generator_steps = {two_stage_steps // 2}",
+       f"TwoStageElectraPretrainingTask.switch_warmup_steps = {int(0.05 * two_stage_steps)}"]]
   # A plain objective is its own variant: the sample-efficiency study's settings unchanged.
   assert sample_efficiency.plan(recipe, ["electra"])["pretraining"]["electra"] == plan["electra"]
 

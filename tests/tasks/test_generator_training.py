@@ -24,6 +24,7 @@ from tests.kit.gradients import groups_reached
 from tests.kit.gradients import variable_ids
 from tests.kit.gradients import weights_without
 from training.checkpoints import training_checkpoint
+from training.trainer import current_learning_rate
 
 SWITCH = 2  # generator_steps: steps 0 and 1 train the generator, step 2 switches
 
@@ -140,6 +141,32 @@ def test_two_stage_resumes_exactly_from_a_checkpoint_before_the_switch(two_stage
   assert int(resumed.optimizer.iterations.numpy()) == 4
   for weight, expected in zip(resumed.model.weights, trainer.model.weights):
     np.testing.assert_array_equal(weight.numpy(), expected.numpy(), err_msg=weight.name)
+
+
+def test_two_stage_switch_warmup_ramps_the_discriminator_stage_learning_rate():
+  task = _two_stage_task(switch_warmup_steps=4)
+  scale = [float(task.switch_warmup(tf.constant(step, tf.int64))) for step in range(8)]
+  assert scale == [1.0, 1.0, 0.25, 0.5, 0.75, 1.0, 1.0, 1.0]  # SWITCH = 2
+  assert _two_stage_task().training_phases(_two_stage_task().build_model()) \
+      .learning_rate_scale is None
+  # The trainer's optimizer steps with the schedule times the ramp (what it logs, too).
+  trainer, _ = trainers.pretraining_trainer(task, tf.distribute.get_strategy(),
+                                            helpers.pretraining_examples(4),
+                                            learning_rate=1e-3, total_steps=1000)
+  plain, _ = trainers.pretraining_trainer(_two_stage_task(), tf.distribute.get_strategy(),
+                                          helpers.pretraining_examples(4),
+                                          learning_rate=1e-3, total_steps=1000)
+  for step, factor in ((1, 1.0), (SWITCH, 0.25), (SWITCH + 2, 0.75), (SWITCH + 5, 1.0)):
+    trainer.optimizer.iterations.assign(step)
+    plain.optimizer.iterations.assign(step)
+    np.testing.assert_allclose(
+        float(trainer.optimizer._decayed_lr(tf.float32)),  # pylint: disable=protected-access
+        factor * float(plain.optimizer._decayed_lr(tf.float32)), rtol=1e-6)
+    np.testing.assert_allclose(float(current_learning_rate(trainer.optimizer)),
+                               factor * float(current_learning_rate(plain.optimizer)),
+                               rtol=1e-6)
+  with pytest.raises(UserError, match="switch_warmup_steps must be >= 0"):
+    _two_stage_task(switch_warmup_steps=-1)
 
 
 def test_two_stage_needs_a_generator_as_large_as_the_discriminator():
