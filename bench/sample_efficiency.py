@@ -106,8 +106,8 @@ def step_flops(recipe: study_recipe.Recipe, objective: Objective) -> float:
   settings) under the recipe."""
   variant = study_recipe.as_variant(objective)
   task = pretraining_setup.task_from_gin(
-      _pretraining_gin_files(recipe, variant),
-      _pretraining_bindings(recipe, variant, steps=2, checkpoint_interval=1))
+      pretraining_gin_files(recipe, variant),
+      pretraining_bindings(recipe, variant, steps=2, checkpoint_interval=1))
   return flops.step_totals(flops.objective_terms(task), recipe.batch_size)["train"]
 
 
@@ -116,13 +116,15 @@ def unit_steps(recipe: study_recipe.Recipe, flops_per_step: float) -> int:
   return max(1, round(recipe.budget_flops / flops_per_step))
 
 
-def _pretraining_gin_files(recipe, variant: study_recipe.Variant) -> List[str]:
+def pretraining_gin_files(recipe, variant: study_recipe.Variant) -> List[str]:
+  """The variant's objective config, its own gin files, then the recipe's."""
   return ([pretraining_setup.config_file(variant.objective, PAPER_SIZE)]
           + list(variant.gin_files) + list(recipe.pretraining_gin_files))
 
 
-def _pretraining_bindings(recipe, variant: study_recipe.Variant, steps: int,
-                          checkpoint_interval: int) -> List[str]:
+def pretraining_bindings(recipe, variant: study_recipe.Variant, steps: int,
+                         checkpoint_interval: int) -> List[str]:
+  """The recipe's bindings of a `steps`-step run, then the variant's."""
   return (study_recipe.pretraining_bindings(recipe, variant.objective, steps,
                                             checkpoint_interval)
           + variant.run_bindings(steps))
@@ -161,11 +163,11 @@ def pretrain(recipe: study_recipe.Recipe, objective: Objective, work_dir: str,
   name = variant.name  # folders and messages: the objective's, or the variant's
   flops_per_step = step_flops(recipe, variant)
   unit = unit_steps(recipe, flops_per_step)
-  gin_files = _pretraining_gin_files(recipe, variant)
+  gin_files = pretraining_gin_files(recipe, variant)
   points = []
   for plan in planned_runs(recipe, unit):
-    bindings = _pretraining_bindings(recipe, variant, plan["steps"],
-                                     plan["checkpoint_interval"])
+    bindings = pretraining_bindings(recipe, variant, plan["steps"],
+                                    plan["checkpoint_interval"])
     # The config files by their names in the repository, not the checkout's absolute
     # paths: a study resumes from another checkout of the same code.
     named_files = [os.path.relpath(path, REPO_ROOT) if os.path.isabs(path) else path

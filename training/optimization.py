@@ -24,13 +24,15 @@ def create_optimizer(total_steps: Optional[int], optimizer: str = "adamw",
                      learning_rate: float = 5e-4, warmup_steps: int = 10000,
                      end_learning_rate: float = 0.0, weight_decay_rate: float = 0.01,
                      beta_1: float = 0.9, beta_2: float = 0.999, epsilon: float = 1e-6,
-                     exclude_from_weight_decay: Sequence[str] = NO_WEIGHT_DECAY
+                     exclude_from_weight_decay: Sequence[str] = NO_WEIGHT_DECAY,
+                     schedule_steps: Optional[int] = None
                      ) -> tf_keras.optimizers.Optimizer:
   """Builds the optimizer and its learning-rate schedule.
 
   The learning rate rises linearly from 0 to `learning_rate` over `warmup_steps`, and
   decays linearly to `end_learning_rate` at `total_steps` (the BERT/ELECTRA schedule:
-  the decay line runs from step 0, the warm-up overrides its start).
+  the decay line runs from step 0, the warm-up overrides its start), or at
+  `schedule_steps` when a run trains only the first steps of a longer schedule.
 
   Args:
     total_steps: number of training steps (the decay's end); None: no schedule (a constant
@@ -45,12 +47,20 @@ def create_optimizer(total_steps: Optional[int], optimizer: str = "adamw",
     beta_2: second-moment decay.
     epsilon: denominator epsilon.
     exclude_from_weight_decay: regexes of variable names without weight decay.
+    schedule_steps: the schedule's length when it is longer than the run (the run's rates
+      are the first `total_steps` of it: bench/adversarial_dynamics.py trains the first
+      steps of a study run); None: `total_steps`.
 
   Raises:
-    ValueError: an unknown optimizer or non-positive steps.
+    ValueError: an unknown optimizer, non-positive steps, or schedule_steps < total_steps.
   """
   if optimizer not in OPTIMIZERS:
     raise UserError(f"Unknown optimizer {optimizer!r}; choose one of {OPTIMIZERS}")
+  if total_steps is not None and schedule_steps is not None:
+    if schedule_steps < total_steps:
+      raise UserError(f"create_optimizer.schedule_steps ({schedule_steps}) is shorter than "
+                      f"the run's {total_steps} steps")
+    total_steps = schedule_steps
   if total_steps is not None and not 0 <= warmup_steps < total_steps:
     # The warm-up ends at the decay line's value there: 0 if it lasts the whole run.
     raise UserError(f"create_optimizer needs 0 <= warmup_steps < total_steps, got "

@@ -232,7 +232,7 @@ def test_a_pretraining_folder_is_named_the_same_from_another_checkout(tmp_path, 
   monkeypatch.setattr(sample_efficiency, "step_flops", lambda *_: 1e9)
   for checkout in ("/a/checkout", "/another/one"):
     monkeypatch.setattr(sample_efficiency, "REPO_ROOT", checkout)
-    monkeypatch.setattr(sample_efficiency, "_pretraining_gin_files", lambda *_, c=checkout: [
+    monkeypatch.setattr(sample_efficiency, "pretraining_gin_files", lambda *_, c=checkout: [
         f"{c}/configs/pretrain/electra_small.gin", "configs/study/extra.gin"])
     with pytest.raises(InterruptedError):
       sample_efficiency.pretrain(recipe, "electra", str(tmp_path))

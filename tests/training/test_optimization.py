@@ -20,6 +20,18 @@ def test_linear_warmup_then_linear_decay_to_zero():
     create_optimizer(100, optimizer="sgd")
 
 
+def test_a_run_shorter_than_its_schedule_follows_the_schedule():
+  full = create_optimizer(100, learning_rate=1e-3, warmup_steps=10)
+  first_steps = create_optimizer(20, learning_rate=1e-3, warmup_steps=10, schedule_steps=100)
+  steps = (0, 5, 10, 15, 20)
+  np.testing.assert_allclose([float(first_steps.learning_rate(k)) for k in steps],
+                             [float(full.learning_rate(k)) for k in steps], atol=1e-12)
+  # Without it the 20-step run decays to 0 at its own end.
+  assert float(create_optimizer(20, learning_rate=1e-3, warmup_steps=10).learning_rate(20)) == 0
+  with pytest.raises(ValueError, match="schedule_steps"):
+    create_optimizer(100, schedule_steps=50)
+
+
 @pytest.mark.parametrize("name", ["adamw", "lamb"])
 def test_weight_decay_skips_layer_norms_and_biases(name):
   model = ElectraPretrainer(encoder_config("tiny", vocab_size=60))
