@@ -73,10 +73,10 @@ def test_the_table_keeps_every_other_summary_and_the_last():
                        f"| adversarial | 3 |  | 0.7{blanks}"]
 
 
-def test_tiny_run_of_every_setting_then_again_without_redoing_one(tmp_path):
+def test_tiny_run_of_two_settings_then_again_without_redoing_one(tmp_path):
   recipe = _recipe(tmp_path)
   work_dir = str(tmp_path / "dynamics")
-  settings = list(adversarial_dynamics.SETTINGS)
+  settings = ["reward_ascent", "untied_embeddings"]  # the others' bindings: tested above
   series = adversarial_dynamics.study(recipe, settings, steps=4, interval=2,
                                       work_dir=work_dir)
   full = create_optimizer(STUDY_STEPS, learning_rate=recipe.learning_rate,
