@@ -60,17 +60,19 @@ def define_flags():
   flags.DEFINE_integer("interval", 50, "Steps between summaries (a row of the series).")
 
 
-def run_bindings(recipe, setting: str, steps: int, interval: int) -> Dict:
-  """The study's `adversarial` run, cut at `steps` with its own schedule, plus `setting`.
+def plan_runs(recipe, settings: Sequence[str], steps: int, interval: int) -> Dict[str, Dict]:
+  """Each setting's run: the study's `adversarial` run cut at `steps`, on its own schedule.
 
   Returns:
-    dict(gin_files, bindings, schedule_steps): what official_runner.py is given.
+    {setting: dict(gin_files, bindings, schedule_steps)}: what official_runner.py is given.
 
   Raises:
-    ValueError: an unknown setting, or steps/interval not positive, interval not dividing steps.
+    ValueError: an unknown setting, or steps/interval not positive, interval not dividing
+      steps, or steps past the study run's.
   """
-  if setting not in SETTINGS:
-    raise ValueError(f"--settings: unknown setting {setting!r}; known: {', '.join(SETTINGS)}")
+  unknown = [setting for setting in settings if setting not in SETTINGS]
+  if unknown:
+    raise ValueError(f"--settings: unknown setting {unknown[0]!r}; known: {', '.join(SETTINGS)}")
   if steps < 1 or interval < 1 or steps % interval:
     raise ValueError(f"--steps ({steps}) must be a positive multiple of --interval "
                      f"({interval})")
@@ -86,9 +88,10 @@ def run_bindings(recipe, setting: str, steps: int, interval: int) -> Dict:
                f"TrainerConfig.steps_per_loop = {interval}",
                f"TrainerConfig.summary_interval = {interval}",
                f"TrainerConfig.checkpoint_interval = {steps}",
-               "TrainerConfig.max_to_keep = 1"] + list(SETTINGS[setting])
-  return dict(gin_files=sample_efficiency.pretraining_gin_files(recipe, variant),
-              bindings=bindings, schedule_steps=schedule_steps)
+               "TrainerConfig.max_to_keep = 1"]
+  gin_files = sample_efficiency.pretraining_gin_files(recipe, variant)
+  return {setting: dict(gin_files=gin_files, bindings=bindings + list(SETTINGS[setting]),
+                        schedule_steps=schedule_steps) for setting in settings}
 
 
 def read_series(run_dir: str) -> List[Dict]:
@@ -132,10 +135,10 @@ def plot(series: Dict[str, List[Dict]], path: str, title: str):
   plt.close(figure)
 
 
-def study(recipe, settings: Sequence[str], steps: int, interval: int, work_dir: str,
+def study(recipe, plans: Dict[str, Dict], steps: int, work_dir: str,
           in_process: bool = True) -> Dict[str, List[Dict]]:
-  """Runs what is missing; writes dynamics.json, dynamics.md and dynamics.png."""
-  plans = {setting: run_bindings(recipe, setting, steps, interval) for setting in settings}
+  """Runs what is missing of `plans` (plan_runs'); writes dynamics.json, dynamics.md and
+  dynamics.png."""
   for setting, plan in plans.items():
     run_dir = os.path.join(work_dir, setting)
     if study_runs.result(run_dir) is None:
@@ -148,7 +151,7 @@ def study(recipe, settings: Sequence[str], steps: int, interval: int, work_dir: 
           setting=setting, steps=steps, schedule_steps=plan["schedule_steps"],
           bindings=plan["bindings"], wall_s=study_runs.wall_seconds(run_dir),
           cpu_s=study_runs.cpu_seconds(run_dir)))
-  series = {setting: read_series(os.path.join(work_dir, setting)) for setting in settings}
+  series = {setting: read_series(os.path.join(work_dir, setting)) for setting in plans}
   with open(os.path.join(work_dir, "dynamics.json"), "w", encoding="utf-8") as f:
     json.dump(series, f, indent=1)
   table = markdown_table(series)
@@ -169,12 +172,11 @@ def main(argv):
   recipe = sample_efficiency.recipe_from_flags()
   work_dir = os.path.abspath(FLAGS.work_dir)
   try:
-    for setting in FLAGS.settings:
-      run_bindings(recipe, setting, FLAGS.steps, FLAGS.interval)  # every error before a run
+    plans = plan_runs(recipe, FLAGS.settings, FLAGS.steps, FLAGS.interval)
   except ValueError as error:
     raise SystemExit(f"error: {error}") from None
   sample_efficiency.check_before_running(recipe)
-  study(recipe, FLAGS.settings, FLAGS.steps, FLAGS.interval, work_dir, FLAGS.in_process)
+  study(recipe, plans, FLAGS.steps, work_dir, FLAGS.in_process)
 
 
 if __name__ == "__main__":

@@ -16,7 +16,7 @@ import tensorflow as tf
 from modeling.losses import cross_replica_sum
 from training.layerwise_decay import apply_layerwise_decay
 from training.layerwise_decay import layerwise_lr_multipliers
-from training.precision import is_loss_scaled
+from training.precision import unscaled_optimizer
 from training.trainer import PretrainingTrainer
 
 
@@ -25,7 +25,7 @@ class FinetuningTrainer(PretrainingTrainer):
 
   def __init__(self, task, model, optimizer, strategy, **kwargs):
     super().__init__(task, model, optimizer, strategy, **kwargs)  # builds the model
-    inner = optimizer.inner_optimizer if is_loss_scaled(optimizer) else optimizer
+    inner = unscaled_optimizer(optimizer)
     apply_layerwise_decay(inner, layerwise_lr_multipliers(
         model, task.layerwise_lr_decay, task.electra_off_by_one))
 

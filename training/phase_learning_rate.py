@@ -12,7 +12,7 @@ from typing import Callable
 import tensorflow as tf
 import tf_keras
 
-from training.precision import is_loss_scaled
+from training.precision import unscaled_optimizer
 
 
 class ScaledSchedule(tf_keras.optimizers.schedules.LearningRateSchedule):
@@ -40,5 +40,5 @@ class ScaledSchedule(tf_keras.optimizers.schedules.LearningRateSchedule):
 def scale_learning_rate(optimizer, scale: Callable[[tf.Tensor], tf.Tensor]) -> None:
   """Makes `optimizer` (or the one a LossScaleOptimizer wraps) use its learning rate times
   `scale(step)`, the step being the optimizer's iterations before the update."""
-  inner = optimizer.inner_optimizer if is_loss_scaled(optimizer) else optimizer
+  inner = unscaled_optimizer(optimizer)
   inner.learning_rate = ScaledSchedule(inner.learning_rate, scale)

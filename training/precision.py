@@ -31,3 +31,8 @@ def with_loss_scaling(optimizer: tf_keras.optimizers.Optimizer, policy: str):
 def is_loss_scaled(optimizer) -> bool:
   return isinstance(optimizer, tf_keras.mixed_precision.LossScaleOptimizer)
 
+
+def unscaled_optimizer(optimizer):
+  """The optimizer a LossScaleOptimizer wraps (the one holding the learning rate), or
+  `optimizer` itself when it is not loss-scaled."""
+  return optimizer.inner_optimizer if is_loss_scaled(optimizer) else optimizer

@@ -37,6 +37,7 @@ from training import gradient_accumulation
 from training.gradient_clipping import clip_by_global_norm
 from training.phase_learning_rate import scale_learning_rate
 from training.precision import is_loss_scaled
+from training.precision import unscaled_optimizer
 
 
 class ScalarMeans(tf.Module):
@@ -84,7 +85,7 @@ class FaultCounts(tf.Module):
 
 
 def current_learning_rate(optimizer) -> tf.Tensor:
-  inner = optimizer.inner_optimizer if is_loss_scaled(optimizer) else optimizer
+  inner = unscaled_optimizer(optimizer)
   learning_rate = inner.learning_rate
   return learning_rate(inner.iterations) if callable(learning_rate) else learning_rate
 

@@ -28,7 +28,8 @@ def _recipe(tmp_path):
 
 def test_bindings_cut_the_study_run_and_keep_its_schedule(tmp_path):
   recipe = _recipe(tmp_path)
-  plan = adversarial_dynamics.run_bindings(recipe, "reward_ascent", steps=4, interval=2)
+  plan = adversarial_dynamics.plan_runs(recipe, ["reward_ascent"], steps=4,
+                                       interval=2)["reward_ascent"]
   assert plan["schedule_steps"] == STUDY_STEPS
   bindings = plan["bindings"]
   # Gin applies the last binding of a name: the run stops at 4 steps, summarised every 2,
@@ -41,16 +42,16 @@ def test_bindings_cut_the_study_run_and_keep_its_schedule(tmp_path):
                                                           recipe.warmup_fraction))
   assert last["AdversarialElectraPretrainingTask.adversarial_weight"] == "-1.0"
   assert plan["gin_files"][0].endswith("configs/pretrain/adversarial_electra_small.gin")
-  frozen = adversarial_dynamics.run_bindings(recipe, "frozen_generator", 4, 2)["bindings"]
+  plans = adversarial_dynamics.plan_runs(recipe, list(adversarial_dynamics.SETTINGS), 4, 2)
+  frozen = plans["frozen_generator"]["bindings"]
   assert frozen[-2:] == ["AdversarialElectraPretrainingTask.adversarial_weight = 0.0",
                          "AdversarialElectraPretrainingTask.baseline_weight = 0.0"]
-  assert not any("adversarial_weight" in b for b in
-                 adversarial_dynamics.run_bindings(recipe, "adversarial", 4, 2)["bindings"])
-  for args, message in (((recipe, "gan", 4, 2), "unknown setting 'gan'"),
-                        ((recipe, "adversarial", 5, 2), "multiple of --interval"),
-                        ((recipe, "adversarial", 10, 2), "past the study run's 8 steps")):
+  assert not any("adversarial_weight" in b for b in plans["adversarial"]["bindings"])
+  for args, message in (((recipe, ["adversarial", "gan"], 4, 2), "unknown setting 'gan'"),
+                        ((recipe, ["adversarial"], 5, 2), "multiple of --interval"),
+                        ((recipe, ["adversarial"], 10, 2), "past the study run's 8 steps")):
     with pytest.raises(ValueError, match=message):
-      adversarial_dynamics.run_bindings(*args)
+      adversarial_dynamics.plan_runs(*args)
 
 
 def test_series_come_back_from_the_summaries_in_step_order(tmp_path):
@@ -77,8 +78,8 @@ def test_tiny_run_of_two_settings_then_again_without_redoing_one(tmp_path):
   recipe = _recipe(tmp_path)
   work_dir = str(tmp_path / "dynamics")
   settings = ["reward_ascent", "untied_embeddings"]  # the others' bindings: tested above
-  series = adversarial_dynamics.study(recipe, settings, steps=4, interval=2,
-                                      work_dir=work_dir)
+  plans = adversarial_dynamics.plan_runs(recipe, settings, steps=4, interval=2)
+  series = adversarial_dynamics.study(recipe, plans, steps=4, work_dir=work_dir)
   full = create_optimizer(STUDY_STEPS, learning_rate=recipe.learning_rate,
                           warmup_steps=int(STUDY_STEPS * recipe.warmup_fraction))
   for setting in settings:
@@ -100,5 +101,5 @@ def test_tiny_run_of_two_settings_then_again_without_redoing_one(tmp_path):
   assert os.path.getsize(os.path.join(work_dir, "dynamics.png")) > 0
   logs = attempt_logs(work_dir)
   assert len(logs) == len(settings)
-  assert adversarial_dynamics.study(recipe, settings, 4, 2, work_dir) == series
+  assert adversarial_dynamics.study(recipe, plans, 4, work_dir) == series
   assert attempt_logs(work_dir) == logs

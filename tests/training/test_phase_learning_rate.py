@@ -29,7 +29,7 @@ def test_scale_reaches_the_optimizer_inside_loss_scaling():
     before = float(current_learning_rate(optimizer))
     scale_learning_rate(optimizer, _halved_from_step_10)
     optimizer.iterations.assign(20)
-    inner = optimizer.inner_optimizer if precision.is_loss_scaled(optimizer) else optimizer
+    inner = precision.unscaled_optimizer(optimizer)
     assert isinstance(inner.learning_rate, ScaledSchedule), policy
     np.testing.assert_allclose(float(current_learning_rate(optimizer)), 0.5 * 1e-3 * 0.8,
                                rtol=1e-6)
