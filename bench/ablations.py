@@ -176,6 +176,8 @@ def main(argv):
                     FLAGS.in_process, FLAGS.keep_finetuning_checkpoints)
   except study_runs.RunLimitReached:
     sample_efficiency.start_afresh("bench.ablations")
+  except study_runs.ConfigChanged as error:
+    raise SystemExit(f"error: {error}") from None
   print(json.dumps(dict(results=os.path.join(work_dir, "results.json"),
                         cells=len(results["cells"]))))
 

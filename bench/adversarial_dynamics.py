@@ -141,12 +141,12 @@ def study(recipe, plans: Dict[str, Dict], steps: int, work_dir: str,
   dynamics.png."""
   for setting, plan in plans.items():
     run_dir = os.path.join(work_dir, setting)
+    runner = dict(mode="train", gin_files=plan["gin_files"], bindings=plan["bindings"])
+    study_runs.check_config(run_dir, runner)  # the folder is named by its setting alone
     if study_runs.result(run_dir) is None:
       print(f"{setting}: the first {steps} of {plan['schedule_steps']} steps into {run_dir}",
             flush=True)
-      study_runs.run(run_dir, "pretrain", runner=dict(
-          mode="train", gin_files=plan["gin_files"], bindings=plan["bindings"]),
-          in_process=in_process)
+      study_runs.run(run_dir, "pretrain", runner=runner, in_process=in_process)
       study_runs.write_result(run_dir, dict(
           setting=setting, steps=steps, schedule_steps=plan["schedule_steps"],
           bindings=plan["bindings"], wall_s=study_runs.wall_seconds(run_dir),
@@ -176,7 +176,10 @@ def main(argv):
   except ValueError as error:
     raise SystemExit(f"error: {error}") from None
   sample_efficiency.check_before_running(recipe)
-  study(recipe, plans, FLAGS.steps, work_dir, FLAGS.in_process)
+  try:
+    study(recipe, plans, FLAGS.steps, work_dir, FLAGS.in_process)
+  except study_runs.ConfigChanged as error:
+    raise SystemExit(f"error: {error}") from None
 
 
 if __name__ == "__main__":

@@ -174,13 +174,14 @@ def pretrain(recipe: study_recipe.Recipe, objective: Objective, work_dir: str,
                    for path in gin_files]
     run_dir = os.path.join(work_dir, "pretrain", f"{name}_{plan['steps']}_steps_"
                            + study_recipe.fingerprint(named_files, bindings))
+    runner = dict(mode="train_and_eval", gin_files=gin_files, bindings=bindings)
+    study_runs.check_config(run_dir, runner)
     record = study_runs.result(run_dir)
     fresh = record is None
     if fresh:
       print(f"{name}: {flops_per_step:.3g} FLOPs a step, {plan['steps']} steps "
             f"({plan['steps'] * flops_per_step:.3g} FLOPs) into {run_dir}", flush=True)
-      study_runs.run(run_dir, "pretrain", runner=dict(
-          mode="train_and_eval", gin_files=gin_files, bindings=bindings), in_process=in_process)
+      study_runs.run(run_dir, "pretrain", runner=runner, in_process=in_process)
       checkpoints = {}
       for multiple in plan["multiples"]:
         prefix = os.path.join(run_dir, f"ckpt-{multiple * unit}")
@@ -286,13 +287,15 @@ def finetune(recipe: study_recipe.Recipe, task: study_recipe.DownstreamTask, dat
   scores, walls, cpus, run_dirs = [], [], [], []
   for seed in range(recipe.num_seeds):
     run_dir = os.path.join(runs_dir, f"seed_{seed}")
+    runner = dict(mode="train_and_eval", gin_files=[task.gin_file],
+                  bindings=study_recipe.finetuning_bindings(recipe, task, init_checkpoint,
+                                                            data_dir, seed))
+    # The checkpoint and data paths move with the study; the folder's name stands for them.
+    study_runs.check_config(run_dir, runner, ignored_macros=("init_checkpoint", "data_dir"))
     record = study_runs.result(run_dir)
     fresh = record is None
     if fresh:
-      study_runs.run(run_dir, "finetune", runner=dict(
-          mode="train_and_eval", gin_files=[task.gin_file],
-          bindings=study_recipe.finetuning_bindings(recipe, task, init_checkpoint, data_dir,
-                                                    seed)), in_process=in_process)
+      study_runs.run(run_dir, "finetune", runner=runner, in_process=in_process)
       metrics = last_evaluation(os.path.join(run_dir, "metrics.jsonl"))
       if task.metric not in metrics:
         raise KeyError(f"{task.name}: no metric {task.metric!r} in {run_dir}/metrics.jsonl "
@@ -481,6 +484,8 @@ def main(argv):
                     FLAGS.in_process, FLAGS.keep_finetuning_checkpoints)
   except study_runs.RunLimitReached:
     start_afresh("bench.sample_efficiency")
+  except study_runs.ConfigChanged as error:
+    raise SystemExit(f"error: {error}") from None
   print(json.dumps(dict(results=os.path.join(work_dir, "results.json"),
                         cells=len(results["cells"]))))
 

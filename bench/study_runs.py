@@ -12,11 +12,19 @@ attempt records it as interrupted, its wall seconds from its start to its log's 
 An official_runner.py run goes either to a subprocess or, in process, to the runner's own
 steps (parse the gin config, write <mode>_config.gin, run_experiment) after a fresh Keras
 session: the same run without the ~10 s of starting Python and TensorFlow each time.
+
+A folder is named by a hash of its config files' names and its bindings, not of what the
+files say: before a folder's run is reused or resumed, `check_config` parses the files as
+they are now and compares the result with the <mode>_config.gin the run wrote, so a config
+edited since (a learning rate, an epoch count) stops the study, naming the folder and the
+lines, instead of reusing runs made with other settings. Code defaults outside the gin
+files are not compared.
 """
 import contextlib
 import gc
 import json
 import os
+import re
 import resource
 import subprocess
 import sys
@@ -32,6 +40,10 @@ _IN_PROCESS_RUNS = [0]  # runs this process has held: each keeps ~90 MB that TF 
 
 
 _RUN_LIMIT = [None]
+
+
+class ConfigChanged(ValueError):
+  """A run folder was made with other settings than its config files and bindings give now."""
 
 
 class RunLimitReached(Exception):
@@ -64,6 +76,59 @@ def write_result(run_dir: str, record: Dict) -> Dict:
     json.dump(record, f, indent=1)
   os.replace(path + ".tmp", path)
   return record
+
+
+def _config_lines(config_text: str, ignored_macros: Sequence[str]) -> List[str]:
+  """A gin config's bindings, one per line (continuations joined), comments and the
+  `ignored_macros` left out."""
+  text = re.sub(r"\\\n\s*", "", config_text)
+  lines = [line.strip() for line in text.splitlines()]
+  return [line for line in lines if line and not line.startswith("#")
+          and not any(line.startswith(f"{macro} = ") for macro in ignored_macros)]
+
+
+def config_difference(saved: str, now: str, ignored_macros: Sequence[str] = ()) -> List[str]:
+  """The bindings in which two gin configs differ: '- <saved line>' then '+ <line now>'."""
+  saved_lines, now_lines = (_config_lines(text, ignored_macros) for text in (saved, now))
+  return ([f"- {line}" for line in saved_lines if line not in now_lines]
+          + [f"+ {line}" for line in now_lines if line not in saved_lines])
+
+
+def parsed_config(gin_files: Sequence[str], bindings: Sequence[str]) -> str:
+  """The gin config an official_runner.py run of these files and bindings writes (parsed in
+  this process, from the repository root; the process's gin config is cleared after)."""
+  import gin  # pylint: disable=g-import-not-at-top
+  gin.clear_config()
+  try:
+    with contextlib.chdir(official_runner.REPO_ROOT), contextlib.redirect_stdout(None):
+      official_runner.parse_config(list(gin_files), list(bindings))
+    return gin.config_str()
+  finally:
+    gin.clear_config()
+
+
+def check_config(run_dir: str, runner: Dict, ignored_macros: Sequence[str] = ()):
+  """Raises ConfigChanged if `run_dir` holds a run made with other settings than `runner`'s
+  (dict(mode, gin_files, bindings)) give now; a folder with no <mode>_config.gin passes.
+
+  `ignored_macros`: top-level macros not compared (paths that name the study's own folders,
+  which move with it; the folder's name already stands for them).
+  """
+  saved_path = os.path.join(run_dir, f"{runner['mode']}_config.gin")
+  if not os.path.exists(saved_path):
+    return
+  with open(saved_path, encoding="utf-8") as f:
+    saved = f.read()
+  difference = config_difference(
+      saved, parsed_config(runner["gin_files"], runner["bindings"]), ignored_macros)
+  if difference:
+    shown = difference[:8] + ([f"... ({len(difference) - 8} more)"] if len(difference) > 8
+                              else [])
+    raise ConfigChanged(
+        f"{run_dir} was made with other settings than it would get now from "
+        f"{', '.join(runner['gin_files'])} and the study's bindings (-: its "
+        f"{os.path.basename(saved_path)}, +: now):\n  " + "\n  ".join(shown)
+        + f"\nRestore the config it was made with, or delete {run_dir} to run it again.")
 
 
 def attempts(run_dir: str):

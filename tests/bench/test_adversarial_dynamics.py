@@ -11,6 +11,7 @@ import tensorflow as tf
 from bench import adversarial_dynamics
 from bench import ablations
 from bench import sample_efficiency
+from bench import study_runs
 from tests.kit.tiny_study import attempt_logs
 from tests.kit.tiny_study import tiny_recipe
 from training.optimization import create_optimizer
@@ -102,4 +103,10 @@ def test_tiny_run_of_two_settings_then_again_without_redoing_one(tmp_path):
   logs = attempt_logs(work_dir)
   assert len(logs) == len(settings)
   assert adversarial_dynamics.study(recipe, plans, 4, work_dir) == series
+  assert attempt_logs(work_dir) == logs
+  # The folders are named by setting alone: a run of other steps is refused, not reused.
+  longer = adversarial_dynamics.plan_runs(recipe, settings, steps=6, interval=2)
+  with pytest.raises(study_runs.ConfigChanged, match=r"(?s)reward_ascent was made with.*"
+                     r"- TrainerConfig.train_steps = 4\n.*\+ TrainerConfig.train_steps = 6"):
+    adversarial_dynamics.study(recipe, longer, 6, work_dir)
   assert attempt_logs(work_dir) == logs

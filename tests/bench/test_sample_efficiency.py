@@ -135,6 +135,34 @@ def test_tiny_study_end_to_end_then_again_without_redoing_a_run(tmp_path, capsys
   assert _attempt_logs(work_dir) == attempts  # nothing started again
   assert again["cells"] == results["cells"]
 
+  # A config changed since a run was made stops the study, naming the folder and the line;
+  # the paths of the study's own folders (it was moved) do not.
+  pretraining_config = os.path.join(os.path.dirname(pretraining["checkpoints"]["1"][
+      "checkpoint"]), "train_and_eval_config.gin")
+  finetuning_config = os.path.join(results["cells"][2]["run_dirs"][0],
+                                   "train_and_eval_config.gin")
+  with open(pretraining_config) as f:
+    made_with = f.read()
+  with open(finetuning_config) as f:
+    finetuned_with = f.read()
+  assert work_dir in finetuned_with
+  assert "create_optimizer.weight_decay_rate = 0.01" in made_with
+  with open(finetuning_config, "w") as f:
+    f.write(finetuned_with.replace(work_dir, "/where/the/study/was"))
+  with open(pretraining_config, "w") as f:
+    f.write(made_with.replace("create_optimizer.weight_decay_rate = 0.01",
+                              "create_optimizer.weight_decay_rate = 0.5"))
+  with pytest.raises(study_runs.ConfigChanged, match=(
+      r"(?s)electra_2_steps_\w+ was made with other settings.*"
+      r"- create_optimizer.weight_decay_rate = 0.5\n  "
+      r"\+ create_optimizer.weight_decay_rate = 0.01\n")):
+    sample_efficiency.study(recipe, ["electra"], work_dir, plot_path, in_process=True)
+  with open(pretraining_config, "w") as f:
+    f.write(made_with)
+  assert sample_efficiency.study(recipe, ["electra"], work_dir, plot_path,
+                                 in_process=True)["cells"] == results["cells"]
+  assert _attempt_logs(work_dir) == attempts
+
   with open(os.path.join(work_dir, "results.json")) as f:
     written = f.read()
   assert work_dir not in written
@@ -167,6 +195,20 @@ def test_tiny_study_end_to_end_then_again_without_redoing_a_run(tmp_path, capsys
     random_init = [c for c in results["cells"]
                    if c["task"] == task and c["objective"] == "no_pretraining"][0]
     assert baseline.get_ydata()[0] == pytest.approx(random_init["mean"])
+
+
+def test_configs_differ_in_bindings_not_in_comments_line_breaks_or_named_macros():
+  saved = ("# Parameters for create_optimizer:\n# ====\ncreate_optimizer.learning_rate = 0.001\n"
+           "init_checkpoint = \\\n    '/old/place/ckpt-10'\nseed = 0\n\nx.y = [1,\n 2]\n")
+  now = ("# Parameters for create_optimizer (another comment):\n"
+         "create_optimizer.learning_rate = 0.001\ninit_checkpoint = '/new/place/ckpt-10'\n"
+         "seed = 1\nx.y = [1,\n 3]\n")
+  assert study_runs.config_difference(saved, now, ignored_macros=["init_checkpoint"]) == [
+      "- seed = 0", "- 2]", "+ seed = 1", "+ 3]"]
+  assert study_runs.config_difference(saved, now) == [
+      "- init_checkpoint = '/old/place/ckpt-10'", "- seed = 0", "- 2]",
+      "+ init_checkpoint = '/new/place/ckpt-10'", "+ seed = 1", "+ 3]"]
+  assert study_runs.config_difference(saved, saved) == []
 
 
 def test_dev_subset_keeps_the_first_examples_and_whole_squad_paragraphs(tmp_path):
