@@ -8,11 +8,12 @@ r"""A study's finished runs, without their checkpoints: kept in git, put back on
 A study (bench/sample_efficiency.py, bench/ablations.py) skips every run whose folder holds
 `result.json` (bench/study_runs.py), and its report reads only those files. On a machine that
 may be reclaimed between sessions, hours of runs live in a work_dir outside git; `save` copies
-each finished run's result.json and attempts.jsonl (a few KB; no checkpoint, log or record) to
-the same relative folder under --archive, and `restore` copies them back into a work_dir
-where that run has no result.json yet, so the study resumes with them done and its report
-counts them. The work_dir's absolute path inside the files is written `{work_dir}` in the
-archive and put back as the restoring work_dir's.
+each finished run's result.json, attempts.jsonl and train_and_eval_config.gin (a few KB; no
+checkpoint, log or record) to the same relative folder under --archive, and `restore` copies
+them back into a work_dir where that run has no result.json yet, so the study resumes with
+them done, its report counts them, and its check that each run was made with today's configs
+(bench/study_runs.check_config) still holds for them. The work_dir's absolute path inside
+the files is written `{work_dir}` in the archive and put back as the restoring work_dir's.
 
 A run restored this way has no checkpoint: its fine-tuning runs must be restored (or done)
 too, as `save` keeps them. Nothing is overwritten: a run already finished in the work_dir
@@ -27,7 +28,8 @@ from absl import flags
 
 from bench import study_runs
 
-KEPT_FILES = (study_runs.RESULT_FILE, study_runs.ATTEMPTS_FILE)
+KEPT_FILES = (study_runs.RESULT_FILE, study_runs.ATTEMPTS_FILE,
+              study_runs.config_file("train_and_eval"))
 WORK_DIR_PLACEHOLDER = "{work_dir}"
 
 FLAGS = flags.FLAGS

@@ -78,6 +78,11 @@ def write_result(run_dir: str, record: Dict) -> Dict:
   return record
 
 
+def config_file(mode: str) -> str:
+  """The name of the gin config an official_runner.py run of `mode` writes in its folder."""
+  return f"{mode}_config.gin"
+
+
 def _config_lines(config_text: str, ignored_macros: Sequence[str]) -> List[str]:
   """A gin config's bindings, one per line (continuations joined), comments and the
   `ignored_macros` left out."""
@@ -114,7 +119,7 @@ def check_config(run_dir: str, runner: Dict, ignored_macros: Sequence[str] = ())
   `ignored_macros`: top-level macros not compared (paths that name the study's own folders,
   which move with it; the folder's name already stands for them).
   """
-  saved_path = os.path.join(run_dir, f"{runner['mode']}_config.gin")
+  saved_path = os.path.join(run_dir, config_file(runner["mode"]))
   if not os.path.exists(saved_path):
     return
   with open(saved_path, encoding="utf-8") as f:
@@ -209,7 +214,7 @@ def _run_in_process(mode: str, gin_files: Sequence[str], bindings: Sequence[str]
   with contextlib.chdir(official_runner.REPO_ROOT):
     gin.clear_config()
     official_runner.parse_config(list(gin_files), list(bindings))
-    with open(os.path.join(model_dir, f"{mode}_config.gin"), "w", encoding="utf-8") as f:
+    with open(os.path.join(model_dir, config_file(mode)), "w", encoding="utf-8") as f:
       f.write(gin.config_str())
     run_experiment(mode, model_dir)
     gin.clear_config()

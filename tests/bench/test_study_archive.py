@@ -22,14 +22,17 @@ def _study(work_dir):
   _write(os.path.join(pretrain, "attempts.jsonl"), '{"seconds": 5.0, "returncode": 0}\n')
   _write(os.path.join(pretrain, "ckpt-10.index"), "weights")
   _write(os.path.join(pretrain, "pretrain.log"), "log")
+  _write(os.path.join(pretrain, "train_and_eval_config.gin"), "x.y = 1\n")
   seed_0 = os.path.join(pretrain, "finetune", "task_step_10_cd34", "seed_0")
   _write(os.path.join(seed_0, "result.json"), json.dumps(dict(score=0.5)))
+  _write(os.path.join(seed_0, "train_and_eval_config.gin"),
+         f"init_checkpoint = \\\n    '{os.path.join(pretrain, 'ckpt-10')}'\n")
   seed_1 = os.path.join(pretrain, "finetune", "task_step_10_cd34", "seed_1")
   _write(os.path.join(seed_1, "attempts.jsonl"), '{"seconds": 1.0, "returncode": 1}\n')
   return pretrain
 
 
-def test_save_keeps_only_finished_runs_result_and_attempts(tmp_path):
+def test_save_keeps_only_finished_runs_result_attempts_and_config(tmp_path):
   work_dir, archive = str(tmp_path / "study"), str(tmp_path / "archive")
   _study(work_dir)
   runs = study_archive.save(work_dir, archive)
@@ -37,9 +40,13 @@ def test_save_keeps_only_finished_runs_result_and_attempts(tmp_path):
                   "pretrain/electra_10_steps_ab12/finetune/task_step_10_cd34/seed_0"]
   kept = sorted(os.path.relpath(os.path.join(folder, name), archive)
                 for folder, _, names in os.walk(archive) for name in names)
-  assert kept == ["pretrain/electra_10_steps_ab12/attempts.jsonl",
-                  "pretrain/electra_10_steps_ab12/finetune/task_step_10_cd34/seed_0/result.json",
-                  "pretrain/electra_10_steps_ab12/result.json"]
+  assert kept == [
+      "pretrain/electra_10_steps_ab12/attempts.jsonl",
+      "pretrain/electra_10_steps_ab12/finetune/task_step_10_cd34/seed_0/result.json",
+      "pretrain/electra_10_steps_ab12/finetune/task_step_10_cd34/seed_0/"
+      "train_and_eval_config.gin",
+      "pretrain/electra_10_steps_ab12/result.json",
+      "pretrain/electra_10_steps_ab12/train_and_eval_config.gin"]
   with open(os.path.join(archive, runs[0], "result.json"), encoding="utf-8") as f:
     saved = json.load(f)
   assert saved["checkpoints"]["1"]["checkpoint"] == (
@@ -59,6 +66,9 @@ def test_restore_into_a_new_work_dir_round_trips(tmp_path):
   assert study_runs.attempts(os.path.join(elsewhere, restored[0])) == [
       dict(seconds=5.0, returncode=0)]
   assert study_runs.wall_seconds(os.path.join(elsewhere, restored[0])) == 5.0
+  with open(os.path.join(elsewhere, restored[1], "train_and_eval_config.gin")) as f:
+    assert f.read() == ("init_checkpoint = \\\n    '" + os.path.join(
+        elsewhere, "pretrain", "electra_10_steps_ab12", "ckpt-10") + "'\n")
   # The unfinished seed stays unfinished: the study runs it.
   assert study_runs.result(os.path.join(
       elsewhere, restored[0], "finetune", "task_step_10_cd34", "seed_1")) is None
