@@ -141,6 +141,28 @@ def planned_runs(recipe: study_recipe.Recipe, unit_steps: int) -> List[Dict]:
                checkpoint_interval=interval)]
 
 
+def pretraining_runs(recipe: study_recipe.Recipe, objective: Objective,
+                     work_dir: str) -> List[Dict]:
+  """Each planned pretraining run of `objective` (a name or a Variant), in budget order:
+  {plan (planned_runs' entry), run_dir, runner (study_runs.run's), named_gin_files}."""
+  variant = study_recipe.as_variant(objective)
+  gin_files = pretraining_gin_files(recipe, variant)
+  # The config files by their names in the repository, not the checkout's absolute paths:
+  # a study resumes from another checkout of the same code.
+  named_files = [os.path.relpath(path, REPO_ROOT) if os.path.isabs(path) else path
+                 for path in gin_files]
+  runs = []
+  for plan in planned_runs(recipe, unit_steps(recipe, step_flops(recipe, variant))):
+    bindings = pretraining_bindings(recipe, variant, plan["steps"],
+                                    plan["checkpoint_interval"])
+    run_dir = os.path.join(work_dir, "pretrain", f"{variant.name}_{plan['steps']}_steps_"
+                           + study_recipe.fingerprint(named_files, bindings))
+    runs.append(dict(plan=plan, run_dir=run_dir, named_gin_files=named_files,
+                     runner=dict(mode="train_and_eval", gin_files=gin_files,
+                                 bindings=bindings)))
+  return runs
+
+
 def _checkpoint_wall_s(run_dir: str, prefix: str, steps: int, total_steps: int) -> float:
   """Seconds from the run's start to its checkpoint (one attempt), else the run's share."""
   attempts = study_runs.attempts(run_dir)
@@ -154,7 +176,8 @@ def pretrain(recipe: study_recipe.Recipe, objective: Objective, work_dir: str,
              progress: Optional[study_progress.StudyProgress] = None) -> List[Dict]:
   """Pretrains `objective` (a name or a Variant) to every budget; one point per budget.
 
-  `progress` counts each run, done now or before, and its line is printed after a new one.
+  `progress` counts each new run and prints its line (count_finished_runs counts those
+  finished before).
 
   Returns:
     [{budget, steps, flops, checkpoint, pretraining_wall_s, run_dir}] in budget order.
@@ -163,18 +186,9 @@ def pretrain(recipe: study_recipe.Recipe, objective: Objective, work_dir: str,
   name = variant.name  # folders and messages: the objective's, or the variant's
   flops_per_step = step_flops(recipe, variant)
   unit = unit_steps(recipe, flops_per_step)
-  gin_files = pretraining_gin_files(recipe, variant)
   points = []
-  for plan in planned_runs(recipe, unit):
-    bindings = pretraining_bindings(recipe, variant, plan["steps"],
-                                    plan["checkpoint_interval"])
-    # The config files by their names in the repository, not the checkout's absolute
-    # paths: a study resumes from another checkout of the same code.
-    named_files = [os.path.relpath(path, REPO_ROOT) if os.path.isabs(path) else path
-                   for path in gin_files]
-    run_dir = os.path.join(work_dir, "pretrain", f"{name}_{plan['steps']}_steps_"
-                           + study_recipe.fingerprint(named_files, bindings))
-    runner = dict(mode="train_and_eval", gin_files=gin_files, bindings=bindings)
+  for run in pretraining_runs(recipe, variant, work_dir):
+    plan, run_dir, runner = run["plan"], run["run_dir"], run["runner"]
     study_runs.check_config(run_dir, runner)
     record = study_runs.result(run_dir)
     fresh = record is None
@@ -199,11 +213,10 @@ def pretrain(recipe: study_recipe.Recipe, objective: Objective, work_dir: str,
       record = study_runs.write_result(run_dir, dict(
           **names, step_flops=flops_per_step, steps=plan["steps"],
           wall_s=study_runs.wall_seconds(run_dir), cpu_s=study_runs.cpu_seconds(run_dir),
-          checkpoints=checkpoints,
-          heldout_evaluation=evaluation, gin_files=named_files, bindings=bindings))
-    if progress:
-      progress.pretrained(plan["steps"] * flops_per_step, record["wall_s"])
-      if fresh:
+          checkpoints=checkpoints, heldout_evaluation=evaluation,
+          gin_files=run["named_gin_files"], bindings=runner["bindings"]))
+      if progress:
+        progress.pretrained(plan["steps"] * flops_per_step, record["wall_s"])
         print(progress.line(), flush=True)
     for multiple in plan["multiples"]:
       point = record["checkpoints"][str(multiple)]
@@ -277,7 +290,8 @@ def finetune(recipe: study_recipe.Recipe, task: study_recipe.DownstreamTask, dat
              progress: Optional[study_progress.StudyProgress] = None) -> Dict:
   """Fine-tunes `init_checkpoint` ('' = random) on `task` with every seed.
 
-  `progress` counts each run, done now or before, and its line is printed after a new one.
+  `progress` counts each new run and prints its line (count_finished_runs counts those
+  finished before).
 
   Returns:
     {scores, seeds, finetuning_wall_s, finetuning_cpu_s, run_dirs}: one entry per seed.
@@ -308,9 +322,8 @@ def finetune(recipe: study_recipe.Recipe, task: study_recipe.DownstreamTask, dat
         _delete_checkpoints(run_dir)
       print(f"  {task.name} {label} seed {seed}: {task.metric} {record['score']:.2f} "
             f"({record['wall_s']:.0f} s, {record['cpu_s']:.0f} CPU s)", flush=True)
-    if progress:
-      progress.finetuned(record["wall_s"])
-      if fresh:
+      if progress:
+        progress.finetuned(record["wall_s"])
         print("  " + progress.line(), flush=True)
     scores.append(record["score"])
     walls.append(record["wall_s"])
@@ -330,6 +343,32 @@ def _cell(objective: str, point: Dict, task: study_recipe.DownstreamTask,
   return cell
 
 
+def count_finished_runs(recipe: study_recipe.Recipe, objectives: List[Objective],
+                        work_dir: str, data_dirs: Dict[str, str],
+                        progress: study_progress.StudyProgress):
+  """Counts into `progress` the study's runs finished before (their result.json's wall_s),
+  so that a resumed study's time left counts only the runs still to do."""
+  encoders = [("", os.path.join(work_dir, study_report.NO_PRETRAINING), "random_init")]
+  for variant in map(study_recipe.as_variant, objectives):
+    flops_per_step = step_flops(recipe, variant)
+    unit = unit_steps(recipe, flops_per_step)
+    for run in pretraining_runs(recipe, variant, work_dir):
+      record = study_runs.result(run["run_dir"])
+      if record is None:
+        continue  # nothing fine-tuned from it yet either
+      progress.pretrained(run["plan"]["steps"] * flops_per_step, record["wall_s"])
+      encoders += [(os.path.join(run["run_dir"], f"ckpt-{multiple * unit}"), run["run_dir"],
+                    f"step_{multiple * unit}") for multiple in run["plan"]["multiples"]]
+  for checkpoint, parent_dir, label in encoders:
+    for task in recipe.tasks:
+      runs_dir = finetuning_runs_dir(recipe, task, data_dirs[task.name], checkpoint,
+                                     parent_dir, label, work_dir)
+      for seed in range(recipe.num_seeds):
+        record = study_runs.result(os.path.join(runs_dir, f"seed_{seed}"))
+        if record is not None:
+          progress.finetuned(record["wall_s"])
+
+
 def run_study(recipe: study_recipe.Recipe, objectives: List[Objective], work_dir: str,
               in_process: bool = False, keep_checkpoints: bool = False) -> Dict:
   """Every run of the study (the missing ones only); returns what results.json holds.
@@ -340,6 +379,7 @@ def run_study(recipe: study_recipe.Recipe, objectives: List[Objective], work_dir
   options = dict(work_dir=work_dir, in_process=in_process, keep_checkpoints=keep_checkpoints,
                  progress=progress)
   data_dirs = {task.name: finetuning_data(recipe, task, work_dir) for task in recipe.tasks}
+  count_finished_runs(recipe, objectives, work_dir, data_dirs, progress)
   no_pretraining = dict(budget=0, steps=0, flops=0.0, checkpoint="", pretraining_wall_s=0.0)
   cells, pretraining = [], {}
   print("no pretraining", flush=True)

@@ -2,6 +2,7 @@
 import dataclasses
 import json
 import os
+import re
 import sys
 
 import numpy as np
@@ -195,6 +196,19 @@ def test_tiny_study_end_to_end_then_again_without_redoing_a_run(tmp_path, capsys
     random_init = [c for c in results["cells"]
                    if c["task"] == task and c["objective"] == "no_pretraining"][0]
     assert baseline.get_ydata()[0] == pytest.approx(random_init["mean"])
+
+  # Resumed, the study counts the runs finished before: the time left is for the two
+  # fine-tuning runs it redoes, not for every run it had yet to look at.
+  for cell, seed in ((results["cells"][0], 0), (results["cells"][-1], 1)):
+    os.remove(os.path.join(cell["run_dirs"][seed], "result.json"))
+  capsys.readouterr()
+  sample_efficiency.study(recipe, ["electra"], work_dir, plot_path, in_process=True)
+  progress = [line.strip() for line in capsys.readouterr().out.splitlines()
+              if line.strip().startswith("progress:")]
+  assert len(progress) == 2
+  assert re.fullmatch(r"progress: pretraining 1/1 runs, fine-tuning 11/12 runs; about \S+ "
+                      r"left \(\d+ s a fine-tuning run\)", progress[0]), progress[0]
+  assert progress[1] == "progress: pretraining 1/1 runs, fine-tuning 12/12 runs; all done"
 
 
 def test_configs_differ_in_bindings_not_in_comments_line_breaks_or_named_macros():
