@@ -144,22 +144,26 @@ def planned_runs(recipe: study_recipe.Recipe, unit_steps: int) -> List[Dict]:
 def pretraining_runs(recipe: study_recipe.Recipe, objective: Objective,
                      work_dir: str) -> List[Dict]:
   """Each planned pretraining run of `objective` (a name or a Variant), in budget order:
-  {plan (planned_runs' entry), run_dir, runner (study_runs.run's), named_gin_files}."""
+  {plan (planned_runs' entry), run_dir, runner (study_runs.run's), named_gin_files,
+  step_flops, unit_steps}."""
   variant = study_recipe.as_variant(objective)
+  flops_per_step = step_flops(recipe, variant)
+  unit = unit_steps(recipe, flops_per_step)
   gin_files = pretraining_gin_files(recipe, variant)
   # The config files by their names in the repository, not the checkout's absolute paths:
   # a study resumes from another checkout of the same code.
   named_files = [os.path.relpath(path, REPO_ROOT) if os.path.isabs(path) else path
                  for path in gin_files]
   runs = []
-  for plan in planned_runs(recipe, unit_steps(recipe, step_flops(recipe, variant))):
+  for plan in planned_runs(recipe, unit):
     bindings = pretraining_bindings(recipe, variant, plan["steps"],
                                     plan["checkpoint_interval"])
     run_dir = os.path.join(work_dir, "pretrain", f"{variant.name}_{plan['steps']}_steps_"
                            + study_recipe.fingerprint(named_files, bindings))
     runs.append(dict(plan=plan, run_dir=run_dir, named_gin_files=named_files,
                      runner=dict(mode="train_and_eval", gin_files=gin_files,
-                                 bindings=bindings)))
+                                 bindings=bindings),
+                     step_flops=flops_per_step, unit_steps=unit))
   return runs
 
 
@@ -184,11 +188,10 @@ def pretrain(recipe: study_recipe.Recipe, objective: Objective, work_dir: str,
   """
   variant = study_recipe.as_variant(objective)
   name = variant.name  # folders and messages: the objective's, or the variant's
-  flops_per_step = step_flops(recipe, variant)
-  unit = unit_steps(recipe, flops_per_step)
   points = []
   for run in pretraining_runs(recipe, variant, work_dir):
     plan, run_dir, runner = run["plan"], run["run_dir"], run["runner"]
+    flops_per_step, unit = run["step_flops"], run["unit_steps"]
     study_runs.check_config(run_dir, runner)
     record = study_runs.result(run_dir)
     fresh = record is None
@@ -349,14 +352,13 @@ def count_finished_runs(recipe: study_recipe.Recipe, objectives: List[Objective]
   """Counts into `progress` the study's runs finished before (their result.json's wall_s),
   so that a resumed study's time left counts only the runs still to do."""
   encoders = [("", os.path.join(work_dir, study_report.NO_PRETRAINING), "random_init")]
-  for variant in map(study_recipe.as_variant, objectives):
-    flops_per_step = step_flops(recipe, variant)
-    unit = unit_steps(recipe, flops_per_step)
-    for run in pretraining_runs(recipe, variant, work_dir):
+  for objective in objectives:
+    for run in pretraining_runs(recipe, objective, work_dir):
       record = study_runs.result(run["run_dir"])
       if record is None:
         continue  # nothing fine-tuned from it yet either
-      progress.pretrained(run["plan"]["steps"] * flops_per_step, record["wall_s"])
+      progress.pretrained(run["plan"]["steps"] * run["step_flops"], record["wall_s"])
+      unit = run["unit_steps"]
       encoders += [(os.path.join(run["run_dir"], f"ckpt-{multiple * unit}"), run["run_dir"],
                     f"step_{multiple * unit}") for multiple in run["plan"]["multiples"]]
   for checkpoint, parent_dir, label in encoders:
