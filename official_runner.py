@@ -26,6 +26,9 @@ flags.DEFINE_enum("mode", None, ["train", "eval", "train_and_eval", "export", "e
                   "What to run.")
 flags.DEFINE_multi_string("gin_file", [], "Gin config files, applied in order.")
 flags.DEFINE_multi_string("gin_param", [], "Gin bindings applied after the files.")
+flags.DEFINE_bool("allow_gin_imports", False, "Let gin files and bindings import any module "
+                  "and use dynamic_registration: they can then run any code (else only this "
+                  "library's modules).")
 flags.DEFINE_string("model_dir", None, "Where checkpoints, summaries and exports go.")
 flags.DEFINE_string("checkpoint", "", "eval/export: this checkpoint (prefix or directory) "
                     "instead of the latest one in --model_dir.")
@@ -45,10 +48,12 @@ def register_configurables():
   registry.import_task_modules()
 
 
-def parse_config(gin_files, gin_params):
+def parse_config(gin_files, gin_params, allow_imports=False):
   """Parses gin files (paths relative to the working directory or the repo root), checking
   every name, macros included; a warm start from one of our runs takes the encoder_config
   parameters left unbound from that run (training/run_encoder.py), saying so in one line.
+  Imports other than this library's modules are refused unless `allow_imports`
+  (training/gin_config.py).
 
   Raises:
     training.gin_config.ConfigError: one line naming the file, binding or macro.
@@ -58,7 +63,7 @@ def parse_config(gin_files, gin_params):
   from training import gin_config  # pylint: disable=g-import-not-at-top
   from training import run_encoder  # pylint: disable=g-import-not-at-top
   register_configurables()
-  gin_config.parse_checked(gin_files, gin_params, [REPO_ROOT])
+  gin_config.parse_checked(gin_files, gin_params, [REPO_ROOT], allow_imports)
   line = run_encoder.inherit_encoder()
   if line:
     print(line, flush=True)
@@ -84,7 +89,8 @@ def main(argv):
   from training.reporting import quiet_orbit_progress  # pylint: disable=g-import-not-at-top
   quiet_orbit_progress()
   try:
-    parse_config(FLAGS.gin_file, FLAGS.gin_param)  # fails before anything is written
+    # fails before anything is written
+    parse_config(FLAGS.gin_file, FLAGS.gin_param, FLAGS.allow_gin_imports)
     write_config(FLAGS.model_dir, FLAGS.mode)
     run_experiment(FLAGS.mode, FLAGS.model_dir, checkpoint_path=FLAGS.checkpoint)
   except UserError as error:  # anything else is a bug: its traceback is kept

@@ -6,7 +6,14 @@ definition must be read by some `%reference` and every reference must be defined
 mistake becomes a `ConfigError`: one line naming the file, binding or macro and the nearest
 known name. Files are found relative to the working directory, then to the search
 directories (the repository root), so `include 'configs/base/...'` lines work from anywhere.
+
+A gin file is code: `from __gin__ import dynamic_registration` makes any attribute of an
+imported module a configurable (`os.system` among them), and `import x` runs x's code. So
+the files, their includes and the bindings may import only this library's own modules (the
+task modules the configs under configs/ import), and dynamic registration is refused, unless
+the user allows imports (`--allow_gin_imports`): a config from someone else cannot run code.
 """
+import contextlib
 import difflib
 import functools
 import glob
@@ -24,6 +31,46 @@ from data.user_error import UserError
 
 class ConfigError(UserError):
   """A user mistake in the gin files or bindings; the message is one line."""
+
+
+# The packages of this library, whose modules a gin file may import (configs/finetune/*.gin
+# import their task modules: importing one only registers its configurables).
+LIBRARY_PACKAGES = ("bench", "data", "modeling", "tasks", "training")
+
+
+def check_import(statement: gin.config_parser.ImportStatement):
+  """Refuses an import of anything but this library's modules, and `from __gin__ import`.
+
+  Raises:
+    SyntaxError: at the statement's file and line, as gin raises its own syntax errors.
+  """
+  if statement.module.split(".")[0] in LIBRARY_PACKAGES:
+    return
+  raise SyntaxError(
+      f"{statement.format()!r} refused: a gin config may import only this library's modules "
+      f"({', '.join(LIBRARY_PACKAGES)}), since an import runs code; pass --allow_gin_imports "
+      "only for a config you trust", statement.location)
+
+
+@contextlib.contextmanager
+def _imports_checked(allow_imports: bool):
+  """While parsing, every import gin is about to run (in a file, an included file or a
+  binding) goes through `check_import` first, unless `allow_imports`."""
+  if allow_imports:
+    yield
+    return
+  # pylint: disable=protected-access
+  process_import = gin.config.ParseContext.process_import
+
+  def checked(context, statement):
+    check_import(statement)
+    return process_import(context, statement)
+
+  gin.config.ParseContext.process_import = checked
+  try:
+    yield
+  finally:
+    gin.config.ParseContext.process_import = process_import
 
 
 def _use_plain_file_readers():
@@ -139,7 +186,7 @@ def check_macros(config: Optional[dict] = None):
 
 
 def parse_checked(gin_files: Sequence[str], gin_params: Sequence[str],
-                  search_dirs: Sequence[str]):
+                  search_dirs: Sequence[str], allow_imports: bool = False):
   """Parses `gin_files` then `gin_params`, checks the macros and finalizes the config.
 
   Args:
@@ -147,10 +194,12 @@ def parse_checked(gin_files: Sequence[str], gin_params: Sequence[str],
     gin_params: bindings applied after the files.
     search_dirs: where relative file names (and include lines) are looked up after the
       working directory.
+    allow_imports: let the files and bindings import any module and enable gin's dynamic
+      registration (else only this library's modules: `check_import`).
 
   Raises:
-    ConfigError: a file that cannot be found or read, a binding gin rejects, a macro
-      defined but unread or read but undefined.
+    ConfigError: a file that cannot be found or read, a binding gin rejects, an import
+      refused (naming its file and line), a macro defined but unread or read but undefined.
   """
   _use_plain_file_readers()
   for directory in search_dirs:
@@ -162,8 +211,9 @@ def parse_checked(gin_files: Sequence[str], gin_params: Sequence[str],
   sources.append(("--gin_param", functools.partial(gin.parse_config, list(gin_params))))
   for source, parse in sources:
     try:
-      parse()
-    except (ValueError, SyntaxError, OSError, tokenize.TokenError) as error:
+      with _imports_checked(allow_imports):
+        parse()
+    except (ValueError, SyntaxError, OSError, tokenize.TokenError, NameError) as error:
       raise ConfigError(f"{source}: {_one_line(error, gin_params, search_dirs)}") from None
   check_macros()
   try:

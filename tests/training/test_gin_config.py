@@ -144,3 +144,90 @@ def test_the_runner_exits_with_one_line_and_writes_nothing(tmp_path):
       "error: macro 'init_chekpoint' is defined but nothing reads it (no %init_chekpoint in "
       "the config) (did you mean 'init_checkpoint'?)")
   assert not model_dir.exists()
+
+
+def _evil_gin(tmp_path, marker):
+  """A gin file that, if gin ran it, would create `marker` through os.system."""
+  evil = tmp_path / "evil.gin"
+  evil.write_text("# the run's task: a shell command\n"
+                  "from __gin__ import dynamic_registration\n"
+                  "import os\n"
+                  "import training.experiment\n"
+                  f"os.system.command = 'touch {marker}'\n"
+                  "training.experiment.run_experiment.task = @os.system()\n")
+  return evil
+
+
+def test_a_gin_file_with_dynamic_registration_is_refused_naming_its_file_and_line(tmp_path):
+  marker = tmp_path / "marker"
+  evil = _evil_gin(tmp_path, marker)
+  with pytest.raises(ConfigError) as error:
+    official_runner.parse_config([str(evil)], [])
+  assert str(error.value) == (
+      f"--gin_file={evil}: 'from __gin__ import dynamic_registration' refused: a gin config "
+      "may import only this library's modules (bench, data, modeling, tasks, training), "
+      f"since an import runs code; pass --allow_gin_imports only for a config you trust in "
+      f"{evil} line 2")
+  assert not marker.exists()
+
+
+def test_an_import_in_an_included_file_or_a_binding_is_refused(tmp_path):
+  included = tmp_path / "included.gin"
+  included.write_text("TrainerConfig.train_steps = 3\nimport antigravity\n")
+  including = tmp_path / "mine.gin"
+  including.write_text(f"include '{included}'\n")
+  with pytest.raises(ConfigError) as error:
+    official_runner.parse_config([str(including)], [])
+  assert str(error.value).startswith(f"--gin_file={including}: 'import antigravity' refused")
+  assert str(error.value).endswith(f"in {included} line 2")
+  assert "antigravity" not in sys.modules
+
+  gin.clear_config()
+  with pytest.raises(ConfigError) as error:
+    official_runner.parse_config(["configs/quickstart.gin"], ["import subprocess as s"])
+  assert str(error.value).startswith("--gin_param: 'import subprocess as s' refused")
+  assert str(error.value).endswith("in 'import subprocess as s'")
+
+
+def test_the_library_configs_import_their_own_task_modules():
+  # configs/finetune/glue_base.gin has `import tasks.glue_task`: this library's own modules.
+  official_runner.parse_config([GLUE], [])
+  assert "import tasks.glue_task" in gin.config_str()
+
+
+def test_allow_gin_imports_lets_a_trusted_file_import_and_bind_any_module(tmp_path):
+  marker = tmp_path / "marker"
+  evil = _evil_gin(tmp_path, marker)
+  official_runner.parse_config([str(evil)], [], allow_imports=True)
+  assert not marker.exists()  # bound only: the run calls it
+  gin.query_parameter("training.experiment.run_experiment.task").scoped_configurable_fn()
+  assert marker.exists()
+
+
+def test_the_runner_registers_only_configurables_of_this_library_gin_and_model_garden():
+  # In a fresh process: a gin file allowed imports registers more in this one.
+  listing = ("import gin, official_runner; official_runner.register_configurables(); "
+             "print(sorted({c.module.split('.')[0] for _, c in gin.config._REGISTRY.items()}))")
+  result = subprocess.run([sys.executable, "-c", listing], cwd=REPO_ROOT, capture_output=True,
+                          text=True, timeout=300, check=True,
+                          env=dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3"))
+  assert result.stdout.splitlines()[-1] == str(
+      ["gin", "modeling", "official", "tasks", "training"])
+
+
+def test_the_runner_refuses_a_gin_file_that_runs_a_command_and_writes_nothing(tmp_path):
+  marker = tmp_path / "marker"
+  evil = _evil_gin(tmp_path, marker)
+  model_dir = tmp_path / "run"
+  result = subprocess.run(
+      [sys.executable, os.path.join(REPO_ROOT, "official_runner.py"), "--mode=train",
+       f"--gin_file={evil}", f"--model_dir={model_dir}"],
+      cwd=tmp_path, capture_output=True, text=True, timeout=300, check=False,
+      env=dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3"))
+  assert result.returncode == 1
+  assert "Traceback" not in result.stderr
+  last = result.stderr.strip().splitlines()[-1]
+  assert last.startswith(f"error: --gin_file={evil}: 'from __gin__ import "
+                         "dynamic_registration' refused")
+  assert last.endswith(f"in {evil} line 2")
+  assert not marker.exists() and not model_dir.exists()
