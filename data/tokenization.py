@@ -13,7 +13,9 @@ import numpy as np
 import tensorflow as tf
 import tensorflow_text as tf_text
 
+from data import vocab_file as vocab_files
 from data import vocab_tokens
+from data.user_error import UserError
 
 # The shared names (see data/vocab_tokens.py), here too for the many modules that read them here.
 PAD_TOKEN = vocab_tokens.PAD_TOKEN
@@ -54,7 +56,7 @@ def tokenizer_kind(vocab_file: str) -> str:
 def _check_special_tokens(vocab: Sequence[str], vocab_file: str) -> None:
   missing = [token for token in SPECIAL_TOKENS if token not in vocab]
   if missing:
-    raise ValueError(
+    raise UserError(
         f"Vocab file {vocab_file} lacks the special token(s) {' '.join(missing)}; a vocab "
         f"for this library needs all of {' '.join(SPECIAL_TOKENS)} (build one with "
         "`python -m data.build_vocab`).")
@@ -67,10 +69,12 @@ def load_vocab(vocab_file: str) -> List[str]:
     vocab_file: path of the vocab file or SentencePiece model (any tf.io.gfile path).
 
   Returns:
-    The tokens; a token's id is its index.
+    The tokens; a token's id is its index (a WordPiece vocab's lines are read as transformers
+    reads them: data/vocab_file.py).
 
   Raises:
-    ValueError: the file is empty or lacks one of [PAD] [UNK] [CLS] [SEP] [MASK].
+    UserError: the file is empty, starts with a byte-order mark, is not UTF-8, holds a token
+      twice or lacks one of [PAD] [UNK] [CLS] [SEP] [MASK].
   """
   with tf.io.gfile.GFile(vocab_file, "rb") as f:
     raw = f.read()
@@ -79,15 +83,7 @@ def load_vocab(vocab_file: str) -> List[str]:
     vocab = [processor.id_to_piece(i) for i in range(processor.get_piece_size())]
     _check_special_tokens(vocab, vocab_file)
     return vocab
-  try:
-    text = raw.decode("utf-8")
-  except UnicodeDecodeError as e:
-    raise ValueError(f"Vocab file {vocab_file} is not valid UTF-8: {e}") from e
-  vocab = [line.strip() for line in text.splitlines()]
-  while vocab and not vocab[-1]:
-    vocab.pop()
-  if not vocab:
-    raise ValueError(f"Vocab file {vocab_file} is empty.")
+  vocab = vocab_files.wordpiece_tokens(raw, vocab_file)
   _check_special_tokens(vocab, vocab_file)
   return vocab
 
