@@ -102,11 +102,45 @@ def _existing(path: str, relative_to: str) -> Optional[str]:
 def records_vocab(task) -> Optional[RunVocab]:
   """The vocab the task's training records were made with, or None when they do not say.
 
+  The vocab is read (`tokenization.load_vocab`: a bad file stops here, before it is copied
+  anywhere) and must fit the task's encoder (`check_vocab_fits`).
+
   Fine-tuning tasks: `task.meta_data` ("vocab_file", "lower_case"; a relative vocab path is
   also looked up in the data directory). Pretraining tasks: the `metadata.json` next to the
   first training file (its "vocab_file", a copy next to it; older records: the job's
   settings).
+
+  Raises:
+    UserError: the vocab file is unreadable as a vocab, or has more entries than
+      `task.encoder_config.vocab_size`.
   """
+  vocab = _records_vocab(task)
+  encoder_config = getattr(task, "encoder_config", None)
+  if vocab is not None and encoder_config is not None:
+    check_vocab_fits(vocab, encoder_config.vocab_size)
+  return vocab
+
+
+def check_vocab_fits(vocab: RunVocab, vocab_size: int) -> None:
+  """Stops a run whose vocab has more entries than the encoder has word embeddings.
+
+  An id at or past `vocab_size` has no row: the CPU's gather fails at the first step, a GPU's
+  returns zeros and trains on. Fewer entries than `vocab_size` are fine (the table is padded,
+  as Model Garden's are).
+
+  Raises:
+    UserError: naming both numbers, the file and the gin binding to change.
+  """
+  size = len(tokenization.load_vocab(vocab.vocab_file))
+  if size > vocab_size:
+    raise UserError(f"the vocab {vocab.vocab_file} has {size} entries but the encoder only "
+                    f"{vocab_size} word embeddings (encoder_config.vocab_size = {vocab_size}): "
+                    f"bind encoder_config.vocab_size = {size} (or more) in the gin config or "
+                    "--gin_params")
+
+
+def _records_vocab(task) -> Optional[RunVocab]:
+  """`records_vocab` before its checks."""
   meta_data = getattr(task, "meta_data", None)
   if meta_data is not None:
     found = _existing(meta_data.get("vocab_file", ""), task.data.data_dir)

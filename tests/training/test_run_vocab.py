@@ -10,6 +10,7 @@ import tensorflow as tf
 import tensorflow_text  # noqa: F401  registers the tokenizer ops
 
 from data import tokenization
+from data.user_error import UserError
 import official_runner
 from tasks.pretraining_task import PretrainingData
 from tests.kit import export_models
@@ -119,3 +120,42 @@ def test_a_finetuning_export_whose_vocab_is_gone_names_what_is_missing(tmp_path)
                      r"and the vocab 'gone/vocab.txt' of .*meta_data.json is not there; set "
                      r"ExportConfig.vocab_file"):
     export_for_task(task, export_models.built_model(task), str(tmp_path / "run"), 1)
+
+
+class _EncoderConfig:  # what records_vocab reads of a task's encoder
+  def __init__(self, vocab_size):
+    self.vocab_size = vocab_size
+
+
+def test_a_vocab_larger_than_the_encoder_stops_with_both_numbers_and_the_binding(tmp_path):
+  record_job.make_records(tmp_path / "records", dupe_factor=1, num_shards=1)
+  task = _PretrainingTask(str(tmp_path / "records" / "pretrain-*"))
+  task.encoder_config = _EncoderConfig(7669)  # the sample vocab's size: fits
+  assert records_vocab(task) == RunVocab(str(tmp_path / "records" / "vocab.txt"), True)
+  task.encoder_config = _EncoderConfig(8000)  # fewer entries than embeddings: fine
+  assert records_vocab(task) is not None
+  task.encoder_config = _EncoderConfig(7668)
+  with pytest.raises(UserError) as error:
+    records_vocab(task)
+  assert str(error.value) == (
+      f"the vocab {tmp_path}/records/vocab.txt has 7669 entries but the encoder only 7668 word "
+      "embeddings (encoder_config.vocab_size = 7668): bind encoder_config.vocab_size = 7669 "
+      "(or more) in the gin config or --gin_params")
+
+
+def test_a_run_whose_vocab_exceeds_vocab_size_stops_before_the_first_step(tmp_path):
+  records, run = str(tmp_path / "records"), str(tmp_path / "run")
+  record_job.make_records(records, dupe_factor=1, num_shards=1)
+  bindings = [binding.replace("encoder_config.vocab_size = 7669",
+                              "encoder_config.vocab_size = 1000")
+              for binding in _bindings(records, train_steps=2)]
+  official_runner.parse_config([], bindings)
+  try:
+    with pytest.raises(UserError, match=r"has 7669 entries but the encoder only 1000 word "
+                       r"embeddings"):
+      run_experiment("train", run)
+  finally:
+    gin.clear_config()
+  assert tf.train.latest_checkpoint(run) is None
+  assert not os.path.exists(os.path.join(run, "vocab.txt"))
+  assert not os.path.exists(os.path.join(run, "metrics.jsonl"))
