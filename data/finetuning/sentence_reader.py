@@ -3,16 +3,23 @@
 One reader for every task: a `SentenceTaskSpec` (data/finetuning/sentence_task.py) names
 the text and label columns; the GLUE tasks are presets of it (data/finetuning/glue_tasks.py;
 Model Garden's GLUE processors read only through `tfds.load`). Every problem is a ValueError
-naming the file and line: a missing column, an empty text, a label outside the task's labels, a
-score that is not a number.
+naming the file and line: a missing column, an empty text, a missing label (JSON null, an empty
+field), a label outside the task's labels, a score that is not a finite number.
+
+Labels that read as a non-finite number ("nan", "inf", JSON NaN) are what a spreadsheet or
+pandas writes for a missing value: a regression task refuses them, and so does a classifier
+whose labels are inferred from the training file; a declared label list (`--labels`) decides
+whether a string such as "nan" names a class.
 """
 import dataclasses
+import math
 import os
 from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
 
 from data.finetuning import table_files
 from data.finetuning.glue_tasks import tfds_split_name
 from data.finetuning.sentence_task import SentenceTaskSpec
+from data.user_error import UserError
 
 Label = Union[str, float, None]
 
@@ -53,12 +60,36 @@ def label_string(value: Any) -> str:
   return str(value)
 
 
+def _non_finite(value: Any) -> bool:
+  """Whether `value` reads as NaN or an infinity (a float, or text such as "nan", "Infinity")."""
+  if isinstance(value, bool) or not isinstance(value, (str, int, float)):
+    return False
+  try:
+    return not math.isfinite(float(value))
+  except ValueError:
+    return False
+
+
+def _check_label_present(value: Any, where: str, column: str) -> None:
+  """Stops at a JSON null or an empty field: a labelled row without its label."""
+  if value is None or (isinstance(value, str) and not value.strip()):
+    raise UserError(f"{where}: no label in column {column!r} ({value!r}); every train and dev "
+                    "row needs one")
+
+
 def _label(spec: SentenceTaskSpec, value: Any, where: str) -> Label:
+  _check_label_present(value, where, spec.label_column)
   if spec.is_regression:
     try:
-      return float(value)
+      number = float(value)
     except (TypeError, ValueError):
       raise ValueError(f"{where}: label {value!r} is not a number (a regression task)") from None
+    if not math.isfinite(number):
+      raise UserError(f"{where}: label {value!r} is not a finite number (a regression task)")
+    return number
+  if isinstance(value, float) and not math.isfinite(value):  # JSON NaN / Infinity
+    raise UserError(f"{where}: label {value!r} is a JSON number that is not finite; expected "
+                    f"one of {spec.labels}")
   label = label_string(value)
   if label not in spec.labels:
     raise ValueError(f"{where}: unknown label {label!r}; expected one of {spec.labels}")
@@ -109,8 +140,20 @@ def read_split(spec: SentenceTaskSpec, path: str, labelled: bool,
 
 
 def infer_labels(path: str, label_column: str) -> Tuple[str, ...]:
-  """The distinct labels of a training file, sorted (numerically when all are integers)."""
+  """The distinct labels of a training file, sorted (numerically when all are integers).
+
+  Raises:
+    UserError: a row's label is missing (JSON null, an empty field) or reads as a non-finite
+      number ("nan", "inf", JSON NaN), naming the file and line; declare the labels
+      (`--labels`) to make such a string a class.
+  """
   rows = table_files.read_rows(path, required_columns=(label_column,))
+  for line, row in rows:
+    value = row[label_column]
+    _check_label_present(value, f"{path}:{line}", label_column)
+    if _non_finite(value):
+      raise UserError(f"{path}:{line}: label {value!r} in column {label_column!r} reads as a "
+                      "missing number; if it names a class, declare the classes with --labels")
   labels = {label_string(row[label_column]) for _, row in rows}
   if not labels:
     raise ValueError(f"{path}: no labels in column {label_column!r}")
