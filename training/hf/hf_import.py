@@ -13,14 +13,24 @@ The encoder's weights must all be there, with this model's shapes, or the run st
 the first ones that are not; a head is loaded when the checkpoint is of the same
 architecture. What was loaded, what kept its initialisation and what the checkpoint had that
 this model has no place for is printed, as for our own checkpoints.
+
+A folder is checked before any weight is loaded (both folders, with a generator's): every
+file it has read must be a regular file (a FIFO would hang the run), every shard its
+`model.safetensors.index.json` names a file name inside it (no absolute path, no `..`);
+config.json and the index must be JSON objects of transformers' fields; a float weight
+must be finite and a weight the model loads a float. Each mistake is one line naming the
+file and the entry or tensor. Symlinks are followed (HuggingFace's cache links a snapshot's
+files to its blobs elsewhere).
 """
 import json
 import os
 import re
+import stat
 from typing import Dict, List, Optional, Tuple
 
 from absl import logging
 import numpy as np
+from safetensors import SafetensorError
 from safetensors.numpy import load as safetensors_load
 import tensorflow as tf
 
@@ -49,25 +59,124 @@ def is_tf1_electra_checkpoint(path: str) -> bool:
   return "electra/embeddings/word_embeddings" in names
 
 
-def read_hf_checkpoint(directory: str) -> Tuple[Dict, StateDict]:
-  """Reads a transformers folder's config.json and its safetensors weights.
-
-  Returns:
-    (config dict, {transformers name: float32 array}).
+def _check_regular_file(path: str, what: str) -> None:
+  """Refuses `path` unless it is a regular file, without opening it (a FIFO would hang the
+  read, a device never end it). A symlink is followed: HuggingFace's cache links a snapshot's
+  files to its blobs. Remote filesystems (gs://...) hold no such files.
 
   Raises:
-    FileNotFoundError: no safetensors weights there (e.g. only pytorch_model.bin).
+    MissingFileError: nothing there, as `what` says.
+    UserError: a FIFO, device or folder there.
   """
-  with tf.io.gfile.GFile(os.path.join(directory, "config.json")) as file:
-    config = json.load(file)
+  if "://" in path:
+    if not tf.io.gfile.exists(path):
+      raise MissingFileError(f"{what}: no such file")
+    return
+  try:
+    mode = os.stat(path).st_mode
+  except OSError:
+    raise MissingFileError(f"{what}: no such file") from None
+  if not stat.S_ISREG(mode):
+    raise UserError(f"{what}: not a regular file (a FIFO, device or folder): refusing to "
+                    "read it")
+
+
+def _read_json_object(path: str) -> Dict:
+  """A JSON file holding an object.
+
+  Raises:
+    UserError: one line naming the file and what is wrong with it.
+  """
+  _check_regular_file(path, path)
+  try:
+    with tf.io.gfile.GFile(path, "rb") as file:
+      value = json.loads(file.read().decode("utf-8"))
+  except (ValueError, UnicodeDecodeError) as error:  # JSONDecodeError is a ValueError
+    raise UserError(f"{path}: not valid JSON ({error})") from None
+  if not isinstance(value, dict):
+    raise UserError(f"{path}: holds a JSON {type(value).__name__}, not an object")
+  return value
+
+
+def _read_config(directory: str) -> Dict:
+  """config.json, with the fields read here of the types transformers writes."""
+  path = os.path.join(directory, "config.json")
+  config = _read_json_object(path)
+  architectures = config.get("architectures")
+  if architectures is not None and not (
+      isinstance(architectures, list) and all(isinstance(a, str) for a in architectures)):
+    raise UserError(f"{path}: 'architectures' is {architectures!r}, not a list of class names")
+  if not isinstance(config.get("model_type", ""), str):
+    raise UserError(f"{path}: 'model_type' is {config['model_type']!r}, not a string")
+  return config
+
+
+def _shard_paths(directory: str, index: str) -> List[str]:
+  """The files model.safetensors.index.json's weight_map names, each a regular file inside
+  `directory` (no absolute path, no `..`).
+
+  Raises:
+    UserError: one line naming the index and the entry.
+  """
+  weight_map = _read_json_object(index).get("weight_map")
+  if not isinstance(weight_map, dict) or not weight_map or not all(
+      isinstance(name, str) and isinstance(file, str) for name, file in weight_map.items()):
+    raise UserError(f"{index}: 'weight_map' is missing or not an object of tensor name -> "
+                    "shard file name")
+  paths = []
+  for name in sorted(set(weight_map.values())):
+    entry = f"{index}: the shard {name!r}"
+    parts = name.replace("\\", "/").split("/")
+    if not name or os.path.isabs(name) or "://" in name or ".." in parts:
+      raise UserError(f"{entry} is not a file name inside {directory}: refusing to read it")
+    path = os.path.join(directory, name)
+    _check_regular_file(path, entry)
+    paths.append(path)
+  return paths
+
+
+def _checked_weights(state: Dict[str, np.ndarray], source: str) -> StateDict:
+  """`state`'s float tensors as float32, each checked finite; other tensors (e.g. the int
+  `position_ids` buffer older transformers saved) as they are: load_part refuses them where
+  the model would load them.
+
+  Raises:
+    UserError: naming the first tensor with NaN or infinite values, and `source`.
+  """
+  checked = {}
+  for name, value in state.items():
+    value = np.asarray(value)
+    if np.issubdtype(value.dtype, np.floating):
+      bad = int(np.size(value) - np.count_nonzero(np.isfinite(value)))
+      if bad:
+        raise UserError(f"{source}: tensor {name} has {bad} NaN or infinite values: "
+                        "refusing to start from it")
+      value = value.astype(np.float32)
+    checked[name] = value
+  return checked
+
+
+def read_hf_checkpoint(directory: str) -> Tuple[Dict, StateDict]:
+  """Reads a transformers folder's config.json and its safetensors weights, checking them:
+  files inside the folder and regular, JSON of the right types, weights finite.
+
+  Returns:
+    (config dict, {transformers name: float32 array, or as saved when not a float}).
+
+  Raises:
+    MissingFileError: no safetensors weights there (e.g. only pytorch_model.bin), or a file
+      the index names is not there.
+    UserError: one line naming the file (and entry or tensor) that is malformed, outside the
+      folder, not a regular file, unreadable as safetensors, or holds non-finite values.
+  """
+  config = _read_config(directory)
   single = os.path.join(directory, "model.safetensors")
   index = os.path.join(directory, "model.safetensors.index.json")
   if tf.io.gfile.exists(single):
+    _check_regular_file(single, single)
     shards = [single]
   elif tf.io.gfile.exists(index):
-    with tf.io.gfile.GFile(index) as file:
-      shard_names = sorted(set(json.load(file)["weight_map"].values()))
-    shards = [os.path.join(directory, name) for name in shard_names]
+    shards = _shard_paths(directory, index)
   else:
     raise MissingFileError(
         f"{directory} has a config.json but no model.safetensors: this library reads "
@@ -76,8 +185,15 @@ def read_hf_checkpoint(directory: str) -> Tuple[Dict, StateDict]:
   state = {}
   for shard in shards:
     with tf.io.gfile.GFile(shard, "rb") as file:
-      state.update(safetensors_load(file.read()))
-  return config, {name: np.asarray(value, np.float32) for name, value in state.items()}
+      data = file.read()
+    try:
+      tensors = safetensors_load(data)
+    except (SafetensorError, KeyError) as error:  # KeyError: a dtype numpy lacks (BF16)
+      detail = (f"its dtype {error.args[0]} is not readable here: save it as float32"
+                if isinstance(error, KeyError) else str(error))
+      raise UserError(f"{shard}: not a readable safetensors file ({detail})") from None
+    state.update(_checked_weights(tensors, shard))
+  return config, state
 
 
 def _architecture(config: Dict, state: StateDict) -> str:
@@ -213,7 +329,7 @@ def read_tf1_electra_checkpoint(path: str) -> Dict[str, StateDict]:
       states["discriminator"][hf_name] = value
       if tf1_name.startswith("electra/embeddings/") and not untied:
         states["generator"][hf_name] = value
-  return states
+  return {part: _checked_weights(state, path) for part, state in states.items()}
 
 
 def _report(source: str, model, reports: List[Dict[str, List[str]]], assigned) -> None:
@@ -254,6 +370,9 @@ def warm_start_model(model, init_checkpoint: str,
   if init_generator_checkpoint and "generator" not in parts:
     raise UserError(f"TrainerConfig.init_generator_checkpoint={init_generator_checkpoint} "
                      "but this model has no generator")
+  # Both folders are read and checked before any variable changes.
+  generator_checkpoint = (read_hf_checkpoint(init_generator_checkpoint)
+                          if init_generator_checkpoint else None)
   if is_hf_directory(init_checkpoint):
     config, state = read_hf_checkpoint(init_checkpoint)
     reports[main_part.name] = load_part(main_part, _architecture(config, state), state,
@@ -273,8 +392,8 @@ def warm_start_model(model, init_checkpoint: str,
           f"checkpoint as init_checkpoint, or alone; {init_checkpoint} is one of our runs, "
           "whose checkpoint holds the generator already")
     return {"model": warm_start(model, init_checkpoint)}
-  if init_generator_checkpoint:
-    config, state = read_hf_checkpoint(init_generator_checkpoint)
+  if generator_checkpoint:
+    config, state = generator_checkpoint
     keep = _variable_refs(main_part) if init_checkpoint else frozenset()
     reports["generator"] = load_part(parts["generator"], _architecture(config, state), state,
                                      init_generator_checkpoint, keep=keep)

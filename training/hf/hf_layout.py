@@ -24,6 +24,8 @@ from typing import Dict, List
 import numpy as np
 import tensorflow as tf
 
+from data.user_error import UserError
+
 # How a variable's value is laid out in transformers' checkpoint.
 SAME = "same"              # identical (tables, LayerNorm, biases up to a reshape)
 KERNEL = "kernel"          # [..., out] Keras kernel whose leading axes are the input -> [out, in]
@@ -66,9 +68,13 @@ class WeightSlot:
     return shape
 
   def check_hf_shape(self, value: np.ndarray, source: str) -> None:
-    """Raises ValueError naming both shapes when `value` does not fit this weight."""
+    """Raises UserError naming both shapes when `value` does not fit this weight, or its
+    dtype when it holds no floats (an int tensor would load as garbage)."""
+    if not np.issubdtype(np.asarray(value).dtype, np.floating):
+      raise UserError(f"{source}: {self.name} holds {np.asarray(value).dtype} values, not "
+                      "floats: it is no weight of this model")
     if tuple(np.shape(value)) != self.hf_shape:
-      raise ValueError(f"{source}: {self.name} has shape {list(np.shape(value))} there, but "
+      raise UserError(f"{source}: {self.name} has shape {list(np.shape(value))} there, but "
                        f"this model's {self.variable.name} needs {list(self.hf_shape)} (check "
                        "encoder_config and the generator size against the checkpoint's "
                        "config.json)")
