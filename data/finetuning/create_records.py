@@ -23,6 +23,7 @@ from data.finetuning.sentence_task import CLASSIFICATION_TASK
 from data.finetuning.sentence_task import SentenceTaskSpec
 from data.finetuning.sentence_task import spec_to_meta_data
 from data.tokenization import Tokenizer
+from data.user_error import UserError
 
 SQUAD_VERSIONS = {"squad_v1": "v1.1", "squad_v2": "v2.0"}
 META_DATA_FILE = "meta_data.json"
@@ -221,7 +222,7 @@ def create_squad_data(task: str, tokenizer: Tokenizer, output_dir: str,
 
   Raises:
     ValueError: a missing file or a malformed question (naming the file and question id),
-      before anything is written.
+      or a training file none of whose answers is at its offset, before anything is written.
   """
   version = SQUAD_VERSIONS[task]
   given = {"train": train_file, "dev": dev_file}
@@ -240,14 +241,21 @@ def create_squad_data(task: str, tokenizer: Tokenizer, output_dir: str,
   for split, tfds_split in (("train", "train"), ("dev", "validation")):
     examples[split] = (squad_reader.read_tfds(version, tfds_split, tfds_data_dir) if use_tfds
                        else squad_reader.read_json(paths[split]))
+  features = {}
+  for split, split_examples in examples.items():  # every split encoded before any is written
+    logging.info("%s %s: encoding %d examples", task, split, len(split_examples))
+    features[split] = squad_features.encode_examples(
+        split_examples, tokenizer, max_seq_length, doc_stride, max_query_length,
+        is_training=split == "train")
+    if not features[split]:  # training drops only examples whose answer is not at its offset
+      source = f"TFDS squad/{version} {split}" if use_tfds else paths[split]
+      raise UserError(f"{source}: no usable example: all {len(split_examples)} were dropped "
+                      "because their answer text is not at their answer_start in the context")
   tf.io.gfile.makedirs(output_dir)
   counts, example_counts = {}, {}
   for split, split_examples in examples.items():
-    logging.info("%s %s: encoding %d examples", task, split, len(split_examples))
-    features = squad_features.encode_examples(
-        split_examples, tokenizer, max_seq_length, doc_stride, max_query_length,
-        is_training=split == "train")
-    counts[split] = write_tfrecord(os.path.join(output_dir, f"{split}.tf_record"), features)
+    counts[split] = write_tfrecord(os.path.join(output_dir, f"{split}.tf_record"),
+                                   features[split])
     example_counts[split] = len(split_examples)
     logging.info("%s %s: %d examples, %d windows", task, split, len(split_examples),
                  counts[split])

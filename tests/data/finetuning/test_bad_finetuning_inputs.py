@@ -1,5 +1,7 @@
-"""Missing and non-finite labels stop `create_finetuning_data` naming the file and line, before
-anything is written (issue #51: a JSON null became a class 'None', "nan" a regression target)."""
+"""Missing and non-finite labels, and a SQuAD training file without one usable answer, stop
+`create_finetuning_data` naming the file (and line), before anything is written (issue #51: a
+JSON null became a class 'None', "nan" a regression target, the SQuAD file a StopIteration)."""
+import json
 import os
 import subprocess
 import sys
@@ -8,6 +10,7 @@ import pytest
 
 from data.finetuning import create_records as cfd
 from data.user_error import UserError
+from tests.kit.paths import FINETUNING_TESTDATA
 from tests.kit.paths import FINETUNING_VOCAB
 from tests.kit.paths import REPO_ROOT
 
@@ -93,3 +96,26 @@ def test_command_line_names_the_null_label_in_one_line_and_keeps_the_old_output(
       "and dev row needs one")
   assert sorted(os.listdir(out)) == ["meta_data.json"]
   assert (out / "meta_data.json").read_text() == _OLD_META_DATA
+
+
+def test_squad_training_file_whose_answers_are_all_off_names_it_and_writes_nothing(
+    tmp_path, tokenizer):
+  with open(os.path.join(FINETUNING_TESTDATA, "squad", "train-v1.1.json")) as f:
+    train = json.load(f)
+  questions = 0
+  for article in train["data"]:
+    for paragraph in article["paragraphs"]:
+      for qa in paragraph["qas"]:
+        questions += 1
+        for answer in qa["answers"]:
+          answer["text"] += " (not in the context)"
+  (tmp_path / "train.json").write_text(json.dumps(train))
+  dev = os.path.join(FINETUNING_TESTDATA, "squad", "dev-v1.1.json")
+  out = tmp_path / "records"
+  with pytest.raises(UserError) as error:
+    cfd.create_squad_data("squad_v1", tokenizer, str(out), 32, 8, 8,
+                          train_file=str(tmp_path / "train.json"), dev_file=dev)
+  assert str(error.value) == (
+      f"{tmp_path / 'train.json'}: no usable example: all {questions} were dropped "
+      "because their answer text is not at their answer_start in the context")
+  assert not out.exists()
