@@ -77,7 +77,8 @@ def run(input_files: Union[str, Sequence[str]], vocab_file: str, output_dir: str
 
   Raises:
     ValueError: bad settings, a vocab without the special tokens, a pattern matching no file,
-      or no usable input at all.
+      or no usable input at all: no usable file, or no example from the usable ones (then
+      output_dir keeps no shard and no metadata.json).
   """
   start_time = time.time()
   tokenizer_kind = tokenization.tokenizer_kind(vocab_file)
@@ -116,6 +117,9 @@ def run(input_files: Union[str, Sequence[str]], vocab_file: str, output_dir: str
   def finish(counts, shards):
     metadata = pretraining_metadata.build_metadata(
         settings, len(vocab), files, skipped_files, counts, shards, tokenizer_kind)
+    if not metadata["counts"]["packed_examples"]:
+      shard_files.prepare_output_dir(output_dir)  # the empty shards go; no metadata.json
+      raise UserError(_no_example_message(settings, input_files, metadata))
     shard_files.write_json_atomically(metadata_path, metadata)
 
   if runner == "local":
@@ -152,7 +156,7 @@ def run_with_heldout_split(input_files: Union[str, Sequence[str]], vocab_file: s
     {"train": metadata, "eval": metadata}.
 
   Raises:
-    UserError: a side got no document (the corpus is too small for this fraction).
+    UserError: a side got no document (the corpus is too small for this fraction; `run`).
   """
   eval_settings = dict(settings, dupe_factor=1, num_shards=max(
       1, math.ceil(settings.get("num_shards", 8) * eval_fraction)))
@@ -160,10 +164,19 @@ def run_with_heldout_split(input_files: Union[str, Sequence[str]], vocab_file: s
   for split, split_settings in (("train", settings), ("eval", eval_settings)):
     written[split] = run(input_files, vocab_file, os.path.join(output_dir, split),
                          eval_fraction=eval_fraction, split=split, **split_settings)
-    if not written[split]["counts"]["packed_examples"]:
-      raise UserError(f"--eval_fraction={eval_fraction} left the {split} split no document "
-                      f"of {input_files}: change the fraction or add documents.")
   return written
+
+
+def _no_example_message(settings, input_files, metadata: dict) -> str:
+  """Why a job made no example: its split got no document, or no input line was usable."""
+  skipped = ", ".join(f"{n} {reason}" for reason, n in metadata["skipped"].items() if n)
+  skipped = f" (skipped: {skipped})" if skipped else ""
+  if settings.split != "all":
+    return (f"--eval_fraction={settings.eval_fraction} left the {settings.split} split no "
+            f"document of {input_files}{skipped}: change the fraction or add documents.")
+  return (f"no usable line in {input_files}: 0 examples{skipped}; lines longer than "
+          f"--max_line_bytes={settings.max_line_bytes} or not UTF-8 are skipped. No shard or "
+          "metadata.json was written.")
 
 
 def _log_summary(metadata: dict, seconds: float) -> None:
