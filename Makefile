@@ -1,5 +1,7 @@
 # Set-up and entry points. `make test` and `make demo` create .venv when it is missing.
-#   make test       the whole suite (every test, the `slow` ones included): what CI runs
+#   make test       the whole suite (every test, the `slow` ones included): what CI runs; it
+#                   also makes .venv-jax (requirements-jax.txt), where the exported-step tests
+#                   run bench/device_step.py
 #   make test-fast  the suite without the tests marked `slow` (the benchmark harness and the
 #                   slowest end-to-end runs; see pytest.ini): for the edit-test loop
 #   make demo       the quickstart end to end (scripts/demo.sh: MLM, 1,400 steps, ~15 min);
@@ -8,8 +10,11 @@ PYTHON ?= python3.11
 VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
+# bench/device_step.py's environment: numpy and jax, no TensorFlow (requirements-jax.txt).
+JAX_VENV := .venv-jax
+JAX_STAMP := $(JAX_VENV)/.installed
 
-.PHONY: test test-fast demo demo-electra demo-full bench clean-venv
+.PHONY: test test-fast demo demo-electra demo-full bench jax-env clean-venv
 
 $(STAMP): requirements.txt
 	test -x $(PY) || $(PYTHON) -m venv $(VENV) || python3 -m venv $(VENV)
@@ -17,10 +22,19 @@ $(STAMP): requirements.txt
 	$(PY) -m pip install --quiet -r requirements.txt
 	touch $(STAMP)
 
-test: $(STAMP)
+$(JAX_STAMP): requirements-jax.txt
+	test -x $(JAX_VENV)/bin/python || $(PYTHON) -m venv $(JAX_VENV) || python3 -m venv $(JAX_VENV)
+	$(JAX_VENV)/bin/python -m pip install --quiet --upgrade pip
+	$(JAX_VENV)/bin/python -m pip install --quiet -r requirements-jax.txt
+	touch $(JAX_STAMP)
+
+# The jax environment alone (make test makes it too).
+jax-env: $(JAX_STAMP)
+
+test: $(STAMP) $(JAX_STAMP)
 	$(PY) -m pytest -q tests
 
-test-fast: $(STAMP)
+test-fast: $(STAMP) $(JAX_STAMP)
 	$(PY) -m pytest -q -m "not slow" tests
 
 demo: $(STAMP)
@@ -38,4 +52,4 @@ bench: $(STAMP)
 	@echo "Benchmarks are run one by one; see BUILD.md, section Benchmarks."
 
 clean-venv:
-	rm -rf $(VENV)
+	rm -rf $(VENV) $(JAX_VENV)
