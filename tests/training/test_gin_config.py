@@ -173,14 +173,14 @@ def test_a_gin_file_with_dynamic_registration_is_refused_naming_its_file_and_lin
 
 def test_an_import_in_an_included_file_or_a_binding_is_refused(tmp_path):
   included = tmp_path / "included.gin"
-  included.write_text("TrainerConfig.train_steps = 3\nimport antigravity\n")
+  included.write_text("TrainerConfig.train_steps = 3\nimport this\n")
   including = tmp_path / "mine.gin"
   including.write_text(f"include '{included}'\n")
   with pytest.raises(ConfigError) as error:
     official_runner.parse_config([str(including)], [])
-  assert str(error.value).startswith(f"--gin_file={including}: 'import antigravity' refused")
+  assert str(error.value).startswith(f"--gin_file={including}: 'import this' refused")
   assert str(error.value).endswith(f"in {included} line 2")
-  assert "antigravity" not in sys.modules
+  assert "this" not in sys.modules
 
   gin.clear_config()
   with pytest.raises(ConfigError) as error:
