@@ -11,6 +11,12 @@ DIR/export/hf/<step>/, e.g. discriminator/ and generator/; training/hf/hf_export
 binding is checked when the files are parsed, so a misspelled name fails before anything
 runs. A user error (bad binding, missing records or checkpoint, a checkpoint of another
 model, a bad TrainerConfig value) is printed as one `error: ...` line, exit status 1.
+
+The parsed config is the run's record, DIR/<mode>_config.gin, written once the run is
+accepted (a refused run leaves it as it was). A training run holds DIR/.run.lock while it
+runs: a second one in the same DIR stops at once, naming the holder. A resumed run whose
+bindings differ from its record stops, naming them, unless --allow_config_change
+(training/run_record.py).
 """
 import os
 import sys
@@ -30,6 +36,9 @@ flags.DEFINE_bool("allow_gin_imports", False, "Let gin files and bindings import
                   "and use dynamic_registration: they can then run any code (else only this "
                   "library's modules).")
 flags.DEFINE_string("model_dir", None, "Where checkpoints, summaries and exports go.")
+flags.DEFINE_bool("allow_config_change", False, "Resume a run in --model_dir with bindings "
+                  "that differ from its record (DIR/<mode>_config.gin; kept as "
+                  "DIR/<mode>_config.<n>.gin). Without it such a resume stops, naming them.")
 flags.DEFINE_string("checkpoint", "", "eval/export: this checkpoint (prefix or directory) "
                     "instead of the latest one in --model_dir.")
 
@@ -69,13 +78,17 @@ def parse_config(gin_files, gin_params, allow_imports=False):
     print(line, flush=True)
 
 
+def run_record(model_dir, mode, allow_config_change=False):
+  """The record of a run of the parsed gin config (training/run_record.py): DIR/<mode>_config.gin,
+  which a warm start from the run reads its encoder from (training/run_encoder.py)."""
+  from training.run_record import RunRecord  # pylint: disable=g-import-not-at-top
+  return RunRecord(model_dir, mode, gin.config_str(), allow_config_change)
+
+
 def write_config(model_dir, mode):
-  """Writes the parsed gin config to DIR/<mode>_config.gin: the record of the run (a warm
-  start from it reads its encoder there, training/run_encoder.py)."""
-  import tensorflow as tf  # pylint: disable=g-import-not-at-top
-  tf.io.gfile.makedirs(model_dir)
-  with tf.io.gfile.GFile(os.path.join(model_dir, f"{mode}_config.gin"), "w") as f:
-    f.write(gin.config_str())
+  """Writes the parsed gin config to DIR/<mode>_config.gin now (no checks: run_experiment
+  writes a run's own record once the run is accepted)."""
+  run_record(model_dir, mode).write()
 
 
 def main(argv):
@@ -91,8 +104,8 @@ def main(argv):
   try:
     # fails before anything is written
     parse_config(FLAGS.gin_file, FLAGS.gin_param, FLAGS.allow_gin_imports)
-    write_config(FLAGS.model_dir, FLAGS.mode)
-    run_experiment(FLAGS.mode, FLAGS.model_dir, checkpoint_path=FLAGS.checkpoint)
+    run_experiment(FLAGS.mode, FLAGS.model_dir, checkpoint_path=FLAGS.checkpoint,
+                   record=run_record(FLAGS.model_dir, FLAGS.mode, FLAGS.allow_config_change))
   except UserError as error:  # anything else is a bug: its traceback is kept
     sys.exit(f"error: {user_error_message(error)}")  # exit status 1
 

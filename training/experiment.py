@@ -3,6 +3,7 @@
 Gin binds `run_experiment.task` (e.g. `@ElectraPretrainingTask()`), `RuntimeConfig.*`
 (strategy, precision, XLA) and `TrainerConfig.*` (steps, intervals, checkpoints).
 """
+import contextlib
 import dataclasses
 import os
 from typing import Dict, Optional
@@ -32,6 +33,9 @@ from training.preemption import any_worker_signalled
 from training.preemption import PreemptionCheckpointer
 from training.reporting import MetricsFile
 from training.reporting import ProgressLine
+from training.run_lock import RunLock
+from training.run_record import RunRecord
+from training.run_record import writable
 from training.run_vocab import check_init_checkpoint_vocab
 from training.run_vocab import records_vocab
 from training.run_vocab import write_run_vocab
@@ -166,16 +170,28 @@ def checkpoint_dir(model_dir: str, strategy: tf.distribute.Strategy) -> str:
   return os.path.join(model_dir, "worker_scratch", f"{resolver.task_type}_{resolver.task_id}")
 
 
-@gin.configurable(denylist=["mode", "model_dir", "checkpoint_path"])
+@gin.configurable(denylist=["mode", "model_dir", "checkpoint_path", "record"])
 def run_experiment(mode: str, model_dir: str, task: Task = gin.REQUIRED,
-                   checkpoint_path: str = "") -> Optional[Dict[str, float]]:
+                   checkpoint_path: str = "", record: Optional[RunRecord] = None
+                   ) -> Optional[Dict[str, float]]:
   """Runs `mode` ("train", "eval", "train_and_eval" or "export") in `model_dir`.
 
   `checkpoint_path` (eval, export): a checkpoint prefix or directory to restore instead of the
   latest checkpoint in `model_dir`.
 
+  A training run (its chief) holds DIR/.run.lock throughout: a second one in the same DIR
+  stops at once (training/run_lock.py). `record` (training/run_record.py; None: none): a
+  resumed training run's bindings are checked against the run's record first, and the
+  record is written once the run is accepted, after every check before the first step.
+  An eval in a folder this process cannot write prints its metrics without writing them;
+  an export there stops with one line.
+
   Returns:
     The last evaluation's metrics (eval modes), else None.
+
+  Raises:
+    UserError: a user mistake (another training run in DIR, changed bindings on resume, a
+      checkpoint of another model, ...): nothing was written.
   """
   if mode not in MODES:
     raise ValueError(f"mode must be one of {MODES}, got {mode!r}")
@@ -187,8 +203,31 @@ def run_experiment(mode: str, model_dir: str, task: Task = gin.REQUIRED,
   # Dropout draws from tf.random.Generators, whose states the checkpoint saves.
   tf_keras.backend.experimental.enable_tf_random_generator()
   training = mode in ("train", "train_and_eval")
+  chief = is_chief(strategy)
+  if mode in ("export", "export_hf") and not writable(os.path.join(model_dir, "export")):
+    raise UserError(f"--mode={mode} writes under {os.path.join(model_dir, 'export')}, and "
+                    f"--model_dir={model_dir} is not writable: make it writable, or copy the "
+                    "run to a folder that is")
+  with RunLock(model_dir, mode) if training and chief else contextlib.nullcontext():
+    if record is not None and training:  # every worker: all of them stop alike
+      record.check_resume()
+    return _run(mode, model_dir, task, checkpoint_path, record if chief else None, runtime,
+                config, strategy)
+
+
+def _run(mode: str, model_dir: str, task: Task, checkpoint_path: str,
+         record: Optional[RunRecord], runtime: RuntimeConfig, config: TrainerConfig,
+         strategy: tf.distribute.Strategy) -> Optional[Dict[str, float]]:
+  """run_experiment's run, once the strategy is made and DIR is locked (see there)."""
+  training = mode in ("train", "train_and_eval")
   evaluating = mode in ("eval", "train_and_eval")
   chief = is_chief(strategy)
+  # What an eval writes (metrics.jsonl, DIR/eval, its record) needs a writable DIR; a
+  # training run's lock has made sure of it.
+  writes = chief and (training or writable(model_dir))
+  if chief and not writes and evaluating:
+    print(f"--model_dir={model_dir} is not writable: the evaluation is printed only (not "
+          "added to metrics.jsonl or DIR/eval)", flush=True)
 
   with strategy.scope():
     model = task.build_model()
@@ -205,7 +244,7 @@ def run_experiment(mode: str, model_dir: str, task: Task = gin.REQUIRED,
         jit_compile=runtime.jit_compile,
         max_consecutive_bad_steps=config.max_consecutive_bad_steps,
         gradient_accumulation_steps=config.gradient_accumulation_steps,
-        fault_log=metrics_file.write if chief else None)
+        fault_log=metrics_file.write if writes else None)
     # Only one-pipeline iterators (default, one_device) can be saved; the others'
     # (mirrored, multi_worker_mirrored, tpu) are not trackable in TF 2.20, so a resumed run
     # skips the batches already trained on instead (below).
@@ -220,19 +259,15 @@ def run_experiment(mode: str, model_dir: str, task: Task = gin.REQUIRED,
     trainer.rollback = Rollback(manager, model, optimizer, strategy)
 
   if training:
-    # The records' vocab and casing go next to the checkpoints (for export); another one
-    # there, or in the init_checkpoint's run, stops here.
+    # The checks first, the writes once they all passed: a refused run changes nothing.
+    # Another vocab in the init_checkpoint's run stops here.
     vocab = records_vocab(task)
-    if vocab is not None:
-      if config.init_checkpoint:
-        check_init_checkpoint_vocab(config.init_checkpoint, vocab)
-      if chief:
-        write_run_vocab(model_dir, vocab)
+    if vocab is not None and config.init_checkpoint:
+      check_init_checkpoint_vocab(config.init_checkpoint, vocab)
     # Resume (before the progress line reads the step), else warm-start if asked; a
     # checkpoint of another model, or an init_checkpoint without this encoder, stops here.
     # Every worker resumes from the chief's newest checkpoint: a worker killed while
     # writing its own scratch copy may lack the newest one.
-    remove_partial_checkpoints(manager.directory)
     latest = tf.train.latest_checkpoint(model_dir)
     with strategy.scope():
       if latest:
@@ -240,6 +275,13 @@ def run_experiment(mode: str, model_dir: str, task: Task = gin.REQUIRED,
         checkpoint.restore(latest)
       elif config.init_checkpoint or config.init_generator_checkpoint:
         warm_start_model(model, config.init_checkpoint, config.init_generator_checkpoint)
+    # The records' vocab and casing go next to the checkpoints (for export); another one
+    # there stops here, before anything is written.
+    if vocab is not None and chief:
+      write_run_vocab(model_dir, vocab)
+    if record is not None:  # accepted: the run's record
+      record.write()
+    remove_partial_checkpoints(manager.directory)
     resumed_step = int(optimizer.iterations.numpy())
     if not saves_iterator and resumed_step:
       print(f"resuming the input at step {resumed_step}: skipping the batches already "
@@ -252,6 +294,8 @@ def run_experiment(mode: str, model_dir: str, task: Task = gin.REQUIRED,
     with strategy.scope():
       checkpoint.read(restored).expect_partial()
     print(f"restored {restored} (step {optimizer.iterations.numpy()})", flush=True)
+    if record is not None and writes:
+      record.write()
 
   if mode == "export":
     for name, path in export_for_task(task, model, model_dir,
@@ -276,11 +320,11 @@ def run_experiment(mode: str, model_dir: str, task: Task = gin.REQUIRED,
       checkpoint_manager=manager if training else None,
       summary_interval=config.summary_interval if training else None,
       summary_dir=os.path.join(model_dir, "train") if chief and training else None,
-      eval_summary_dir=os.path.join(model_dir, "eval") if chief else None,
+      eval_summary_dir=os.path.join(model_dir, "eval") if writes else None,
       train_actions=([ProgressLine(optimizer.iterations, config.train_steps,
                                    task.global_batch_size(True))] if chief else [])
       + [preemption],
-      eval_actions=([metrics_file] if chief else []) + ([preemption] if training else []))
+      eval_actions=([metrics_file] if writes else []) + ([preemption] if training else []))
   try:
     if mode == "eval":
       return controller.evaluate(config.validation_steps)
