@@ -13,7 +13,8 @@ The encoder export (`encoder`) holds the discriminator only, with signatures
     are ignored)
   `encode_text`(text: string [batch]) and `encode_text_pair`(text_a, text_b: string [batch])
 each returning `sequence_output` float32 [batch, seq, hidden] and `pooled_output` float32
-[batch, hidden] (text and example signatures: seq = the records' length S).
+[batch, hidden] (text and example signatures: seq = the records' length S). A text_a and a
+text_b of different row counts get an InvalidArgumentError naming both.
 """
 import dataclasses
 import os

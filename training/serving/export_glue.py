@@ -6,7 +6,8 @@ Signatures (S = the records' max_seq_length for text and examples):
   `serve_examples`(inputs: string [batch]): serialized tf.Examples with the fine-tuning
     records' `input_ids`, `input_mask`, `segment_ids` (int64 [S]; labels are ignored)
   `serve_text`(text: string [batch]) for single-sentence tasks,
-  `serve_text`(text_a, text_b: string [batch]) for pair tasks (MNLI: premise, hypothesis).
+  `serve_text`(text_a, text_b: string [batch]) for pair tasks (MNLI: premise, hypothesis);
+    text_a and text_b of different row counts get an InvalidArgumentError naming both.
 Outputs of both, classification: `logits`, `probabilities` float32 [batch, num_classes],
 `label_id` int32 [batch], `label` string [batch] (the task's label name, e.g.
 "entailment"); regression (STS-B): `score` float32 [batch].

@@ -10,7 +10,8 @@ For users who build Keras models on top (`hub.KerasLayer(path)` or
     (Model Garden's is [batch, (words), (pieces)]; `bert_pack_inputs` takes either).
   `preprocessor.bert_pack_inputs([segment_a, segment_b], seq_length)`: one or two tokenized
     segments and an int32 scalar -> the three int32 [batch, seq_length] inputs (pairs are
-    trimmed round-robin, as the fine-tuning data).
+    trimmed round-robin, as the fine-tuning data; two segments of different row counts get
+    an InvalidArgumentError naming both).
   `preprocessor.vocab_file`: the vocab, a SavedModel asset.
 - DIR/export/hub_encoder/<version>/: a tf_keras functional model (trainable, dropout under
   training=True) taking the three int32 [batch, seq] inputs and returning

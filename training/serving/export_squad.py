@@ -27,6 +27,8 @@ returns
   `score` float32 [batch]: log P(start) + log P(end | start) of the best span (-inf: none),
   v2.0 also `no_answer_log_odds` float32 [batch] (the answerability logit) and
     `answerable` bool [batch] (log-odds <= the task's null_threshold, 0 when untuned).
+A question batch and a context batch of different row counts get an InvalidArgumentError
+naming both (text_preprocessing.pair_rows_check), and the server serves on.
 """
 from typing import Optional
 
@@ -40,6 +42,7 @@ from training.serving.export import FINETUNING_FEATURE_NAMES
 from training.serving.export import parse_encoder_inputs
 from training.serving.export import text_spec
 from training.serving.text_preprocessing import TextPreprocessor
+from training.serving.text_preprocessing import pair_rows_check
 
 
 class SquadServingModule(tf.Module):
@@ -74,12 +77,18 @@ class SquadServingModule(tf.Module):
     self.null_threshold = 0.0 if null_threshold is None else float(null_threshold)
 
   def _pack(self, question, context):
-    """Window inputs, the context's first position and length, its pieces' byte spans."""
+    """Window inputs, the context's first position and length, its pieces' byte spans.
+
+    A question batch and a context batch of different row counts raise
+    tf.errors.InvalidArgumentError naming both before the trimmer (whose own error, "Shapes
+    of all inputs must match", names neither).
+    """
     p = self.preprocessor
     question_ids = p.tokenize(question)[:, :self.max_query_length]
     context_ids, byte_starts, byte_ends = p.tokenizer.tokenize_with_offsets(context)
-    question_ids, context_ids = tf_text.WaterfallTrimmer(p.seq_length - 3).trim(
-        [question_ids, context_ids])
+    with tf.control_dependencies(pair_rows_check([question, context], ("question", "context"))):
+      question_ids, context_ids = tf_text.WaterfallTrimmer(p.seq_length - 3).trim(
+          [question_ids, context_ids])
     ids, type_ids = tf_text.combine_segments([question_ids, context_ids], p.cls_id, p.sep_id)
     input_word_ids, input_mask = tf_text.pad_model_inputs(ids, p.seq_length, pad_value=p.pad_id)
     input_type_ids, _ = tf_text.pad_model_inputs(type_ids, p.seq_length)

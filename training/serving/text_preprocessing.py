@@ -8,13 +8,47 @@ exactly what `data/finetuning/glue_features.py` writes: `[CLS] a [SEP] (b [SEP])
 longer text cut first when a pair does not fit (a single text keeps its first
 `seq_length - 2` pieces). The vocab file is also kept as a SavedModel asset
 (`<export>/assets/<vocab file name>`), so a served model carries its own vocab.
+
+A pair's two batches must have the same number of rows: Model Garden's packing reads past
+the shorter one, which aborts or crashes the serving process or answers fewer rows.
+`pair_rows_check` refuses such a request in-graph with an InvalidArgumentError naming both
+inputs before any packing op runs; every pair packing (here and SQuAD's) runs under it.
 """
-from typing import Dict, Optional, Sequence, Union
+from typing import Dict, List, Optional, Sequence, Tuple, Union
 
 import tensorflow as tf
 from official.nlp.modeling.layers.text_layers import BertPackInputs
 
 from data.tokenization import make_tokenizer
+
+
+PAIR_NAMES = ("text_a", "text_b")
+
+
+def pair_rows_check(segments: Sequence[Union[tf.Tensor, tf.RaggedTensor]],
+                    names: Tuple[str, str] = PAIR_NAMES) -> List[tf.Operation]:
+  """Control dependencies that refuse a pair whose two batches differ in rows.
+
+  Run the packing under `tf.control_dependencies(pair_rows_check(...))`: a mismatched
+  request then raises tf.errors.InvalidArgumentError, e.g. "text_a has 3 rows and text_b
+  has 1: a pair request needs one text_b per text_a", and no packing op runs.
+
+  Args:
+    segments: one or two batches (string [batch] or RaggedTensors [batch, ...]).
+    names: what the request calls the two batches, for the message.
+
+  Returns:
+    The assertion, or [] for a single segment.
+  """
+  if len(segments) < 2:
+    return []
+  first, second = (tf.cast(segment.nrows() if isinstance(segment, tf.RaggedTensor)
+                           else tf.shape(segment)[0], tf.int64) for segment in segments)
+  message = tf.strings.join([
+      f"{names[0]} has ", tf.strings.as_string(first), tf.where(first == 1, " row", " rows"),
+      f" and {names[1]} has ", tf.strings.as_string(second),
+      f": a pair request needs one {names[1]} per {names[0]}"])
+  return [tf.debugging.Assert(tf.equal(first, second), [message])]
 
 
 class TextPreprocessor(tf.Module):
@@ -50,12 +84,14 @@ class TextPreprocessor(tf.Module):
            seq_length: Optional[Union[int, tf.Tensor]] = None) -> Dict[str, tf.Tensor]:
     """One or two int32 RaggedTensors [batch, (pieces)] -> int32 [batch, S] encoder inputs.
 
-    `seq_length` overrides S (a python int or an int32 scalar tensor).
+    `seq_length` overrides S (a python int or an int32 scalar tensor). Two segments of
+    different row counts raise tf.errors.InvalidArgumentError (`pair_rows_check`).
     """
-    packed = BertPackInputs.bert_pack_inputs(
-        list(segments), self.seq_length if seq_length is None else seq_length,
-        start_of_sequence_id=self.cls_id,
-        end_of_segment_id=self.sep_id, padding_id=self.pad_id, truncator="round_robin")
+    with tf.control_dependencies(pair_rows_check(segments)):
+      packed = BertPackInputs.bert_pack_inputs(
+          list(segments), self.seq_length if seq_length is None else seq_length,
+          start_of_sequence_id=self.cls_id,
+          end_of_segment_id=self.sep_id, padding_id=self.pad_id, truncator="round_robin")
     return {name: tf.cast(value, tf.int32) for name, value in packed.items()}
 
   def __call__(self, *texts: tf.Tensor) -> Dict[str, tf.Tensor]:
