@@ -30,6 +30,7 @@ and runs it with JAX's XLA client, importing numpy and jax only. DIR gets:
 A module that needs a custom call (a platform-specific kernel) is refused, naming it: the
 device's XLA would not have it.
 """
+import dataclasses
 import json
 import os
 import re
@@ -67,6 +68,7 @@ ELEMENT_TYPES = {"f32": "float32", "f16": "float16", "bf16": "bfloat16", "f64": 
 # A truncated normal cut at two standard deviations (Keras' TruncatedNormal) has this
 # standard deviation, in units of its stddev parameter.
 TRUNCATED_NORMAL_STD = 0.8796256610342398
+TRUNCATION_TEST = 2.6
 
 
 def define_flags():
@@ -86,12 +88,16 @@ class ExportedStep:
     function: the tf.function(jit_compile=True) of one argument, the batch.
     modules: tf.Modules (trainer, model, optimizer, ...) whose variables name the captures.
     output_names: the names of the step's structured outputs, flattened.
+    encoder: the encoder a fine-tuning run warm-starts from (the model's `encoder`: the
+      discriminator, or the MLM encoder), or None; spec.json's `encoder_arguments` lists
+      its variables' argument indices, in `encoder.variables` order.
   """
 
-  def __init__(self, function, modules: Sequence, output_names: Sequence[str]):
+  def __init__(self, function, modules: Sequence, output_names: Sequence[str], encoder=None):
     self.function = function
     self.modules = list(modules)
     self.output_names = list(output_names)
+    self.encoder = encoder
 
 
 def our_step(task, policy: str) -> ExportedStep:
@@ -101,7 +107,8 @@ def our_step(task, policy: str) -> ExportedStep:
     raise UserError("the whole step does not compile here (training/trainer.py "
                     "whole_step_compiles): nothing to export")
   names = sorted(trainer.loss_names) + ["gradient_norm"]
-  return ExportedStep(trainer._train_step_fn, [trainer, model, trainer.optimizer], names)  # pylint: disable=protected-access
+  return ExportedStep(trainer._train_step_fn, [trainer, model, trainer.optimizer], names,  # pylint: disable=protected-access
+                      encoder=model.encoder)
 
 
 def model_garden_step(task, policy: str) -> ExportedStep:
@@ -158,13 +165,21 @@ def main_signature(text: str):
 
 
 def capture_names(concrete_function, modules) -> List[str]:
-  """A name for each captured input: the variable's name where a module holds it."""
+  """A name for each captured input: the variable's name where a module holds it (model,
+  optimizer slots and hyperparameters, metrics, dropout's random states), `constant_<i>`
+  for a captured tensor."""
   by_handle = {}
   for module in modules:
     variables = module.variables  # a method on Keras optimizers, a property elsewhere
-    for variable in (variables() if callable(variables) else variables):
+    hyperparameters = getattr(module, "_hyper", {}).values()  # a Keras optimizer's beta_1, ...
+    for variable in list(variables() if callable(variables) else variables) + [
+        v for v in hyperparameters if isinstance(v, tf.Variable)]:
       by_handle.setdefault(id(variable.handle), variable.name)
-  return [by_handle.get(id(t), f"captured_{i}")
+    for layer in getattr(module, "submodules", ()):  # dropout's tf.random.Generator states
+      generator = getattr(getattr(layer, "_random_generator", None), "_generator", None)
+      if isinstance(generator, tf.random.Generator):
+        by_handle.setdefault(id(generator.state.handle), f"{layer.name}/random_state")
+  return [by_handle.get(id(t), f"{'captured' if t.dtype == tf.resource else 'constant'}_{i}")
           for i, t in enumerate(concrete_function.captured_inputs)]
 
 
@@ -189,9 +204,10 @@ def initializer(value: np.ndarray) -> Dict:
   if np.all(flat == flat[0]):
     return dict(kind="constant", value=float(flat[0]))
   mean, std = float(flat.mean()), float(flat.std())
-  stddev = std / TRUNCATED_NORMAL_STD
-  if np.abs(flat - mean).max() <= 2.0 * stddev * 1.0001:
-    return dict(kind="truncated_normal", mean=0.0, stddev=stddev)
+  # Cut at two stddevs, a truncated normal's largest |entry| is 2 / 0.88 = 2.27 of its
+  # standard deviation; a normal's passes 2.6 once it has a few hundred entries.
+  if np.abs(flat).max() <= TRUNCATION_TEST * std:
+    return dict(kind="truncated_normal", mean=0.0, stddev=std / TRUNCATED_NORMAL_STD)
   return dict(kind="normal", mean=mean, stddev=std)
 
 
@@ -259,6 +275,9 @@ def export(step: ExportedStep, examples: Dict[str, np.ndarray], batch_inits: Dic
               num_batch_arguments=len(batch_names), loss_outputs=step.output_names,
               tensorflow=tf.__version__, stablehlo_version=_stablehlo_version(),
               module=MODULE_TEXT, module_bytes=len(text.encode()))
+  if step.encoder is not None:
+    index_of = {id(t): len(batch_names) + i for i, t in enumerate(concrete.captured_inputs)}
+    spec["encoder_arguments"] = [index_of[id(v.handle)] for v in step.encoder.variables]
   os.makedirs(output_dir, exist_ok=True)
   with open(os.path.join(output_dir, MODULE_TEXT), "w") as f:
     f.write(text)
@@ -289,26 +308,35 @@ def _stablehlo_version() -> str:
   return stablehlo.get_current_version()
 
 
-def run(objective: str, size: str, batch_size: int, seq_length: int, precision: str,
-        model_garden: bool, with_state: bool, output_dir: str,
-        gin_params: Sequence[str] = ()) -> Dict:
-  """Builds the step and exports it (see the module docstring); returns the spec."""
+def build(objective: str, size: str, batch_size: int, seq_length: int, precision: str,
+          model_garden: bool, gin_params: Sequence[str] = ()):
+  """(step, examples, batch_inits, meta): what `export` takes (see the module docstring)."""
   if model_garden and objective != "electra":
     raise UserError(f"--model_garden exports Model Garden's ElectraPretrainer: it takes "
                     f"--objective=electra, not {objective!r}")
   task = pretraining_setup.build_task(objective, size, batch_size, seq_length, gin_params)
   step = (model_garden_step if model_garden else our_step)(task, precision)
+  rules = task.data.masking_rules()
   meta = dict(objective=objective, size=size, model_garden=model_garden,
               implementation="model_garden" if model_garden else "ours",
               batch_size=batch_size, seq_length=seq_length, precision=precision,
               gin_params=list(gin_params), flops=step_flops(task, batch_size),
+              masking=dataclasses.asdict(rules) if rules else None,
               encoder=dict(hidden_size=task.encoder_config.hidden_size,
                            intermediate_size=task.encoder_config.intermediate_size,
                            num_layers=task.encoder_config.num_layers,
                            vocab_size=task.encoder_config.vocab_size))
   examples = pretraining_setup.synthetic_examples(task, batch_size)
-  return export(step, examples, {name: batch_initializer(name, task) for name in examples},
-                output_dir, with_state, meta)
+  return step, examples, {name: batch_initializer(name, task) for name in examples}, meta
+
+
+def run(objective: str, size: str, batch_size: int, seq_length: int, precision: str,
+        model_garden: bool, with_state: bool, output_dir: str,
+        gin_params: Sequence[str] = ()) -> Dict:
+  """Builds the step and exports it (see the module docstring); returns the spec."""
+  step, examples, batch_inits, meta = build(objective, size, batch_size, seq_length,
+                                            precision, model_garden, gin_params)
+  return export(step, examples, batch_inits, output_dir, with_state, meta)
 
 
 def main(argv):

@@ -14,6 +14,9 @@ rules in the TF graph (for the dynamic-masking loader) and reads `MaskingConfig`
 - Each masked unit is replaced by [MASK] with probability `mask_token_fraction`, by random
   non-special tokens with probability `random_token_fraction`, and kept otherwise:
   `bert` = 80% / 10% / 10%, `electra` = 85% / 0% / 15% (the official ELECTRA code).
+
+It imports numpy only (`from_vocab` imports the tokenizer, and TensorFlow, when called), so
+bench/device_pretrain.py masks with it on a machine without TensorFlow.
 """
 import dataclasses
 import re
@@ -21,11 +24,11 @@ from typing import Sequence
 
 import numpy as np
 
-from data import tokenization
+from data import vocab_tokens
 
 # strategy -> (mask_token_fraction, random_token_fraction); the rest keeps the original token.
 MASK_STRATEGIES = {"bert": (0.8, 0.1), "electra": (0.85, 0.0)}
-_NEVER_MASKED_TOKENS = tokenization.SPECIAL_TOKENS
+_NEVER_MASKED_TOKENS = vocab_tokens.SPECIAL_TOKENS
 _BRACKETED_TOKEN = re.compile(r"^\[[^\]]+\]$")
 # Rounds of the greedy "take units in random order while they fit" pass for multi-piece units.
 UNIT_SELECTION_ROUNDS = 3
@@ -61,7 +64,7 @@ class MaskingConfig:
   def from_vocab(cls, vocab: Sequence[str], masked_lm_prob: float = 0.15,
                  max_predictions_per_seq: int = 20, mask_strategy: str = "electra",
                  whole_word_mask: bool = False, max_ngram: int = 1,
-                 tokenizer_kind: str = tokenization.WORDPIECE) -> "MaskingConfig":
+                 tokenizer_kind: str = vocab_tokens.WORDPIECE) -> "MaskingConfig":
     """Builds the config for a vocab (a list of tokens, e.g. from `load_vocab`).
 
     `max_ngram > 1` implies whole-word masking (spans are made of whole words). Words follow
@@ -69,6 +72,7 @@ class MaskingConfig:
     continues a word when it starts with "##", a SentencePiece piece unless it starts with
     "\u2581".
     """
+    from data import tokenization  # pylint: disable=g-import-not-at-top (TensorFlow: see above)
     if mask_strategy not in MASK_STRATEGIES:
       raise ValueError(f"mask_strategy must be one of {sorted(MASK_STRATEGIES)}, "
                        f"got {mask_strategy!r}.")
