@@ -67,7 +67,7 @@ def recipe_bindings(objective: str, vocab_size: int, train_pattern: str, eval_pa
       "RuntimeConfig.distribution_strategy = 'default'", "RuntimeConfig.precision = 'float32'",
       f"make_transformer_block.fused_kernels = {fused}",
       # Both sides read the same batches: the records' masking, whatever the objective's.
-      "PretrainingData.allow_masking_mismatch = True",
+      "PretrainingData.masking = 'static'", "PretrainingData.allow_masking_mismatch = True",
   ]
   if objective == "electra":
     bindings.append(f"{task}.generator_width_multiplier = {generator_width_multiplier}")

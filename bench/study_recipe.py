@@ -224,8 +224,9 @@ def pretraining_bindings(recipe: Recipe, objective: str, steps: int,
       f"PretrainingData.train_batch_size = {recipe.batch_size}",
       f"PretrainingData.eval_batch_size = {recipe.batch_size}",
   ]
-  if recipe.masking == "dynamic":  # the rules are the objective's (configs/base/*.gin)
-    data += ["PretrainingData.masking = 'dynamic'"]
+  # The recipe's records decide the mode (each paper config states its paper's: ELECTRA's
+  # and SCRIPT's dynamic, TEAMS' static); the rules stay the objective's (configs/base/*.gin).
+  data += [f"PretrainingData.masking = '{recipe.masking}'"]
   return recipe.encoder() + data + [
       f"create_optimizer.optimizer = '{recipe.optimizer}'",
       f"create_optimizer.learning_rate = {recipe.learning_rate}",

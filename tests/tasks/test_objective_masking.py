@@ -24,6 +24,7 @@ from training.experiment import run_experiment
 VOCAB = tokenization.load_vocab(paths.SAMPLE_VOCAB)
 MASK_ID = VOCAB.index(tokenization.MASK_TOKEN)
 SEQ, PREDICTIONS = 32, 5
+STATIC = "PretrainingData.masking = 'static'"  # for a dynamic paper config on static records
 
 # objective -> (mask_strategy, masked_lm_prob, whole_word_mask, max_ngram), from the papers:
 # BERT Devlin et al. 3.1; ELECTRA's code; TEAMS appendix B; SCRIPT appendix 4.1; ELECTRA-HP
@@ -42,6 +43,27 @@ PAPER_MASKING = {
     "electra_hp_dist": ("electra", 0.15, True, 3),
 }
 MASKING_BINDINGS = ("mask_strategy", "masked_lm_prob", "whole_word_mask", "max_ngram")
+
+# objective -> (PretrainingData.masking, its base config, the paper's sentence it quotes):
+# ELECTRA appendix A and SCRIPT section 4.1 mask on the fly; TEAMS appendix B masks 40 static
+# copies; ELECTRA-HP states no mode ("same as the original ELECTRA"); ELECTRA's variants are
+# ELECTRA's. BERT (Devlin et al.) masks statically, the default, and states no sentence here.
+_ELECTRA = ("dynamic", "electra", "We use dynamic token masking with the masked positions "
+            "decided on-the-fly instead of during preprocessing.")
+PAPER_MASKING_MODE = {
+    "bert": ("static", None, None),
+    "electra": _ELECTRA, "electra_15": _ELECTRA, "two_stage_electra": _ELECTRA,
+    "adversarial_electra": _ELECTRA, "replace_mlm": ("dynamic", "replace_mlm", _ELECTRA[2]),
+    "all_tokens_mlm": ("dynamic", "replace_mlm", _ELECTRA[2]),
+    "teams": ("static", "teams", "To generate masked positions, we follow BERT and duplicate "
+              "training data 40 times so each sequence is masked in 40 different ways."),
+    "script": ("dynamic", "script", "We use dynamic token masking with the masked positions "
+               "decided on-the-fly."),
+    "electra_hp_loss": ("dynamic", "electra_hp", "Most of our pre-training configurations are "
+                        "same as the original ELECTRA"),
+    "electra_hp_dist": ("dynamic", "electra_hp", "Most of our pre-training configurations are "
+                        "same as the original ELECTRA"),
+}
 
 
 def _task(config, pattern, *extra):
@@ -95,6 +117,29 @@ def test_every_registered_objective_states_its_papers_masking():
       if (name, size) == ("electra", "large"):  # ELECTRA's code: mask_prob 0.25 for large
         expected = ("electra", 0.25, False, 1)
       assert bound == expected, (name, size)
+
+
+def _comment_text(path):
+  """The comments of a gin file as one line of words (quotes span comment lines)."""
+  with open(os.path.join(official_runner.REPO_ROOT, path), encoding="utf-8") as f:
+    comments = [line.strip()[1:] for line in f if line.strip().startswith("#")]
+  return " ".join(" ".join(comments).split())
+
+
+def test_every_paper_config_masks_in_its_papers_mode_and_quotes_it():
+  """ELECTRA and SCRIPT mask on the fly, TEAMS 40 static copies (issue #52)."""
+  assert set(registry.names()) == set(PAPER_MASKING_MODE)
+  for name in registry.names():
+    mode, base, sentence = PAPER_MASKING_MODE[name]
+    for size in registry.objective(name).sizes():
+      gin.clear_config()
+      official_runner.parse_config([registry.objective(name).config_file(size)], [])
+      task = gin.query_parameter("run_experiment.task").scoped_configurable_fn()
+      assert task.data.masking == mode, (name, size)
+      if base is not None:
+        assert gin.query_parameter("PretrainingData.masking") == mode  # stated, not defaulted
+    if base is not None:
+      assert sentence in _comment_text(f"configs/base/{base}.gin"), name
 
 
 @pytest.mark.parametrize("config", sorted(
@@ -225,10 +270,22 @@ def test_records_masked_as_the_config_asks_and_the_named_variant_pass(
                           ("configs/pretrain/electra_small.gin", electra_masked_pattern),
                           ("configs/pretrain/bert_small_electra_masking.gin",
                            electra_masked_pattern)):
-    task = _task(config, pattern)
+    task = _task(config, pattern, STATIC)
     batch = next(iter(task.build_inputs(is_training=True)))
     assert batch["masked_lm_weights"].shape == (256, PREDICTIONS)
   with pytest.raises(UserError, match=r"masked with max_ngram=1, but the config asks for "
                                       r"PretrainingData.max_ngram = 3: .* --max_ngram=3,"):
     _task("configs/pretrain/electra_hp_dist_small.gin",
-          electra_masked_pattern).build_inputs(is_training=True)
+          electra_masked_pattern, STATIC).build_inputs(is_training=True)
+
+
+def test_a_dynamic_paper_config_on_static_records_says_how_to_read_them(electra_masked_pattern):
+  """ELECTRA's config masks on the fly: static records stop it with one line naming the fix."""
+  with pytest.raises(UserError) as error:
+    _task("configs/pretrain/electra_small.gin", electra_masked_pattern).build_inputs(
+        is_training=True)
+  message = user_error_message(error.value)
+  assert "\n" not in message
+  assert message.endswith("says its records are statically masked: set PretrainingData.masking "
+                          "= 'static' to read them, or write unmasked ones for dynamic masking "
+                          "with create_pretraining_data --nostatic_masking --dupe_factor=1.")
