@@ -7,55 +7,13 @@ steps in the jax environment (.venv-jax) from the same state.
 """
 import json
 import os
-import subprocess
-import sys
 
 import numpy as np
 import pytest
 
-from tests.kit import paths
 from tests.kit.device_pretraining import STEPS
-from tests.kit.exported_steps import FAST_XLA_FLAGS
-from tests.kit.exported_steps import JAX_PYTHON
-
-DEVICE_PRETRAIN = os.path.join(paths.REPO_ROOT, "bench", "device_pretrain.py")
-UNDER_CI = os.environ.get("CI", "").lower() == "true"
-
-
-def jax_environment():
-  if not os.path.exists(JAX_PYTHON):
-    message = (f"{JAX_PYTHON} is missing: make .venv-jax/.installed (requirements-jax.txt), "
-               "or set JAX_PYTHON")
-    if UNDER_CI:
-      pytest.fail(message)
-    pytest.skip(message)
-  return dict(os.environ, XLA_FLAGS=FAST_XLA_FLAGS, TF_CPP_MIN_LOG_LEVEL="3")
-
-
-def device_pretrain(*flags):
-  """(exit status, output) of device_pretrain.py in the jax environment."""
-  done = subprocess.run([JAX_PYTHON, DEVICE_PRETRAIN, *map(str, flags)], env=jax_environment(),
-                        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                        check=False)
-  return done.returncode, done.stdout
-
-
-@pytest.fixture(scope="module")
-def trained(tmp_path_factory):
-  """(folder of tests/kit/device_pretraining.py's files, device_pretrain's output) after
-  20 steps each."""
-  environment = jax_environment()
-  output = tmp_path_factory.mktemp("device_pretrain")
-  exporter = subprocess.run([sys.executable, "-m", "tests.kit.device_pretraining", str(output)],
-                            cwd=paths.REPO_ROOT, env=environment, stdout=subprocess.PIPE,
-                            stderr=subprocess.STDOUT, text=True, check=False)
-  assert exporter.returncode == 0, exporter.stdout[-3000:]
-  status, log = device_pretrain(
-      output / "step", f"--batches_from={output / 'batches.npz'}", f"--steps={STEPS}",
-      f"--output_dir={output / 'device'}", "--writeback_dtype=float32",
-      f"--save_state={output / 'jax_after.npz'}", "--progress_seconds=0")
-  assert status == 0, log[-3000:]
-  return output, log
+from tests.kit.device_pretraining import device_pretrain
+from tests.kit.device_pretraining import trained  # pylint: disable=unused-import (a fixture)
 
 
 def test_twenty_steps_equal_tensorflows_trainer(trained):
@@ -117,3 +75,80 @@ def test_refusals_name_the_flag_and_write_nothing(trained, tmp_path):
       f"error: --tokens={tmp_path / 'none.npz'}: no such file (write it with python -m "
       "bench.export_token_file)")
   assert not (tmp_path / "out").exists()
+
+
+def _statistics(word_ids, batch, maskable, mask_id):
+  """(masked / maskable, [MASK], random, kept fractions of the masked, specials selected)."""
+  weights = batch["masked_lm_weights"] > 0
+  rows = np.nonzero(weights)[0]
+  positions = batch["masked_lm_positions"][weights]
+  original, now = word_ids[rows, positions], batch["input_word_ids"][rows, positions]
+  masked = int(weights.sum())
+  return (masked / int(maskable[word_ids].sum()), float(np.mean(now == mask_id)),
+          float(np.mean((now != mask_id) & (now != original))),
+          float(np.mean(now == original)), int((~maskable[original]).sum()))
+
+
+@pytest.mark.parametrize("rules", [
+    dict(mask_strategy="electra", masked_lm_prob=0.15, whole_word_mask=False, max_ngram=1),
+    dict(mask_strategy="bert", masked_lm_prob=0.15, whole_word_mask=False, max_ngram=1),
+    dict(mask_strategy="bert", masked_lm_prob=0.15, whole_word_mask=True, max_ngram=1)],
+    ids=["electra", "bert", "bert_whole_words"])
+def test_host_masking_matches_the_librarys_dynamic_masking(token_file, rules):
+  """The host's masks (bench/host_masking.py, numpy) have the statistics of the dynamic
+  masking the TensorFlow loader applies (data/pretraining/dynamic_masking.py), on the same
+  ids, and of the objective's paper: 85/0/15 or 80/10/10, about 15% masked, no special token."""
+  import tensorflow as tf  # pylint: disable=g-import-not-at-top
+  from bench import host_masking  # pylint: disable=g-import-not-at-top
+  from data.pretraining import dynamic_masking  # pylint: disable=g-import-not-at-top
+  tokens = host_masking.TokenFile(str(token_file))
+  config = tokens.masking_config(rules, 10)
+  word_ids = np.tile(tokens.word_ids, (8, 1))  # 8 maskings of each example
+  lengths = np.tile(tokens.lengths, 8)
+  host = host_masking.mask_batch(word_ids, np.zeros_like(word_ids), lengths, config,
+                                 np.random.default_rng(0))
+  graph = {k: v.numpy() for k, v in dynamic_masking.mask_batch(
+      tf.constant(word_ids), config, tf.constant([3, 4])).items()}
+  ours, theirs = (_statistics(word_ids, batch, config.maskable, config.mask_id)
+                  for batch in (host, graph))
+  mask_fraction, random_fraction = {"electra": (0.85, 0.0), "bert": (0.8, 0.1)}[
+      rules["mask_strategy"]]
+  assert ours[0] == pytest.approx(theirs[0], abs=0.002) and ours[0] == pytest.approx(0.15, abs=0.01)
+  for index, paper in ((1, mask_fraction), (2, random_fraction),
+                       (3, 1 - mask_fraction - random_fraction)):
+    assert ours[index] == pytest.approx(paper, abs=0.02), (index, ours, theirs)
+    assert ours[index] == pytest.approx(theirs[index], abs=0.03), (index, ours, theirs)
+  assert ours[4] == theirs[4] == 0
+  assert np.array_equal(host["input_mask"].sum(axis=1), lengths)
+  if rules["whole_word_mask"]:  # a masked piece's word is masked whole
+    maskable = config.maskable[word_ids]
+    continuation = config.word_continuation[word_ids] & maskable  # (a word never crosses
+    continuation[:, 1:] &= maskable[:, :-1]                        # a special token)
+    selected = np.zeros(word_ids.shape, bool)
+    weights = host["masked_lm_weights"] > 0
+    selected[np.nonzero(weights)[0], host["masked_lm_positions"][weights]] = True
+    assert not np.any(continuation[:, 1:] & (selected[:, 1:] != selected[:, :-1]))
+
+
+@pytest.fixture(scope="module")
+def token_file(tmp_path_factory):
+  """A token file (bench/export_token_file.py) of the tiny corpus's unmasked records."""
+  from bench import export_token_file  # pylint: disable=g-import-not-at-top
+  from tests.kit.record_job import make_records  # pylint: disable=g-import-not-at-top
+  folder = tmp_path_factory.mktemp("token_file")
+  make_records(folder / "records", static_masking=False, dupe_factor=1, num_shards=1)
+  info = export_token_file.write_token_file(str(folder / "records" / "*.tfrecord"),
+                                            str(folder / "tokens.npz"))
+  assert info["examples"] > 100 and info["seq_length"] == 64
+  return folder / "tokens.npz"
+
+
+def test_token_file_refuses_statically_masked_records(tmp_path):
+  from bench import export_token_file  # pylint: disable=g-import-not-at-top
+  from data.user_error import UserError  # pylint: disable=g-import-not-at-top
+  from tests.kit.record_job import make_records  # pylint: disable=g-import-not-at-top
+  make_records(tmp_path / "records", dupe_factor=1, num_shards=1)
+  with pytest.raises(UserError, match=r"metadata.json: the records are statically masked"):
+    export_token_file.write_token_file(str(tmp_path / "records" / "*.tfrecord"),
+                                       str(tmp_path / "tokens.npz"))
+  assert not (tmp_path / "tokens.npz").exists()

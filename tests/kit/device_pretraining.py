@@ -11,22 +11,71 @@ initial state, fixed batches, and TensorFlow's own training on them.
   (train_config.gin), which a fine-tuning run's init_checkpoint reads.
 
 The encoder is the tiny one cut to one layer over the fine-tuning tests' 100-token vocab.
+The `trained` fixture (once a session) runs it, then bench/device_pretrain.py's 20 steps in
+the jax environment from the same state on the same batches.
 """
 import os
+import subprocess
 import sys
 
 import gin
 import numpy as np
+import pytest
 import tensorflow as tf
 
 from bench import device_step
 from bench import export_step
+from tests.kit import paths
 from tests.kit.encoders import FINETUNING_VOCAB_SIZE
+from tests.kit.exported_steps import FAST_XLA_FLAGS
+from tests.kit.exported_steps import JAX_PYTHON
 from tests.kit.exported_steps import TINY_STEP
 
 STEPS = 20
 GIN_PARAMS = ("encoder_config.size = 'tiny'", f"encoder_config.vocab_size = {FINETUNING_VOCAB_SIZE}",
               "encoder_config.overrides = {'num_layers': 1}")
+
+
+DEVICE_PRETRAIN = os.path.join(paths.REPO_ROOT, "bench", "device_pretrain.py")
+UNDER_CI = os.environ.get("CI", "").lower() == "true"
+
+
+def jax_environment():
+  """The environment of a jax process (skips the test where .venv-jax is missing, fails
+  it under CI)."""
+  if not os.path.exists(JAX_PYTHON):
+    message = (f"{JAX_PYTHON} is missing: make .venv-jax/.installed (requirements-jax.txt), "
+               "or set JAX_PYTHON")
+    if UNDER_CI:
+      pytest.fail(message)
+    pytest.skip(message)
+  return dict(os.environ, XLA_FLAGS=FAST_XLA_FLAGS, TF_CPP_MIN_LOG_LEVEL="3")
+
+
+def device_pretrain(*flags):
+  """(exit status, output) of bench/device_pretrain.py in the jax environment."""
+  done = subprocess.run([JAX_PYTHON, DEVICE_PRETRAIN, *map(str, flags)], env=jax_environment(),
+                        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                        check=False)
+  return done.returncode, done.stdout
+
+
+@pytest.fixture(scope="session")
+def trained(tmp_path_factory):
+  """(the folder of this module's files, device_pretrain's output): 20 steps each, jax's
+  written back in float32 into FOLDER/device, its every argument in FOLDER/jax_after.npz."""
+  environment = jax_environment()
+  output = tmp_path_factory.mktemp("device_pretrain")
+  exporter = subprocess.run([sys.executable, "-m", "tests.kit.device_pretraining", str(output)],
+                            cwd=paths.REPO_ROOT, env=environment, stdout=subprocess.PIPE,
+                            stderr=subprocess.STDOUT, text=True, check=False)
+  assert exporter.returncode == 0, exporter.stdout[-3000:]
+  status, log = device_pretrain(
+      output / "step", f"--batches_from={output / 'batches.npz'}", f"--steps={STEPS}",
+      f"--output_dir={output / 'device'}", "--writeback_dtype=float32",
+      f"--save_state={output / 'jax_after.npz'}", "--progress_seconds=0")
+  assert status == 0, log[-3000:]
+  return output, log
 
 
 def fixed_batches(spec, count: int, seed: int = 1):
