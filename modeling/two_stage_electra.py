@@ -21,7 +21,8 @@ class TwoStageElectraPretrainer(ElectraPretrainer):
   weight initialization in this procedure requires having the same size for the generator
   and discriminator" (section 3.2). The copy is of every weight the two do not share: the
   Transformer layers under ELECTRA's tied embeddings (the embedding sub-network and, at
-  equal width, the E->H projection are one), and the embeddings too when nothing is shared.
+  equal width, the E->H projection are one), and the embeddings too when nothing is shared
+  (tasks/two_stage_electra_pretraining.py builds it so, to freeze the whole generator).
   The RTD head has no counterpart in the generator and keeps its own initialisation.
 
   Args:

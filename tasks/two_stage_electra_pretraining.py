@@ -4,6 +4,10 @@
   2. Initialize the weights of the discriminator with the weights of the generator. Then
      train the discriminator with L_Disc for n steps, keeping the generator's weights
      frozen.
+
+Frozen means every weight the generator reads: the two are untied at the switch, the
+discriminator getting its own embedding sub-network and E->H projection, initialised from
+the generator's with its Transformer layers (issue #52).
 """
 from typing import Dict
 
@@ -43,12 +47,18 @@ class TwoStageElectraPretrainingTask(ElectraPretrainingTask):
   checkpoint resumes exactly across the switch: the copy is of the weights the checkpoint
   holds, at the step its counter says.
 
-  Which weights each stage trains: the generator stage the generator's Transformer layers,
-  its MLM head and the embedding sub-network it shares with the discriminator (ELECTRA's
-  tying); the discriminator stage the discriminator's layers, its RTD head and that shared
-  embedding sub-network. So in stage 2 the frozen generator reads (and its MLM head scores
-  against) embeddings the discriminator keeps training. The paper, which ties embeddings
-  throughout, does not say otherwise.
+  Which weights each stage trains: the generator stage every weight the generator reads
+  (its embedding sub-network and E->H projection, Transformer layers and MLM head); the
+  discriminator stage every weight the discriminator reads (its own copies of all of those
+  but the MLM head, and its RTD head). No weight is in both, so no generator weight moves in
+  stage 2, as the paper's "keeping the generator's weights frozen" says. ELECTRA's tied
+  embeddings (weight_sharing = 'embeddings') hold in stage 1 and are untied at the switch:
+  the model is built with embeddings of its own for each network (as weight_sharing =
+  'none'), and the discriminator's, which no stage-1 loss reaches (the RTD loss is
+  multiplied by 0 there, and they are not trained), are overwritten with the generator's at
+  the switch. That is the same stage 1 as one tied table: the generator's MLM trains the
+  embeddings alone either way. Only the discriminator's stage-1 disc_loss (which trains
+  nothing) reads its own initial embeddings rather than the generator's.
 
   Both networks run at every step (the other stage's loss is multiplied by 0): a step costs
   ELECTRA's FLOPs at generator width 1, in either stage.
@@ -67,8 +77,8 @@ class TwoStageElectraPretrainingTask(ElectraPretrainingTask):
       switch_warmup_steps); 0 (the default): none.
     **kwargs: ElectraPretrainingTask's (its gin bindings apply); generator_width_multiplier
       must be 1, and generator and discriminator must share their embeddings (ELECTRA's
-      tying) or nothing (`weight_sharing = 'none'`, where the weight-sharing options are:
-      then the copy includes the embeddings and the generator is wholly frozen).
+      tying, until the switch) or nothing (`weight_sharing = 'none'`): both build the same
+      model, whose networks have embeddings of their own, copied at the switch.
 
   Metrics and losses: ELECTRA's (masked_lm_loss and disc_loss are reported in both stages;
   total_loss is the stage's: mlm_weight * MLM, then rtd_weight * RTD; in evaluation, which
@@ -99,10 +109,12 @@ class TwoStageElectraPretrainingTask(ElectraPretrainingTask):
     self.switch_warmup_steps = switch_warmup_steps
 
   def build_model(self) -> tf_keras.Model:
+    # Untied from the start: the tied stage 1 of weight_sharing = 'embeddings' is the same
+    # computation (see the class docstring), and stage 2 needs the discriminator's own copy.
     return TwoStageElectraPretrainer(
         self.encoder_config, sampling_temperature=self.sampling_temperature,
         disallow_correct=self.disallow_correct, name="electra_pretrainer",
-        weight_sharing=self.weight_sharing)
+        weight_sharing=NONE)
 
   def in_generator_stage(self, step) -> tf.Tensor:
     """bool scalar: `step` (the global step before its update) trains the generator."""
@@ -131,7 +143,7 @@ class TwoStageElectraPretrainingTask(ElectraPretrainingTask):
 
   def training_phases(self, model: TwoStageElectraPretrainer) -> TrainingPhases:
     """Generator stage: generator + MLM head; discriminator stage: discriminator + RTD head
-    (the shared embedding sub-network in both)."""
+    (each with its own embedding sub-network: no variable is in both)."""
     generator = model.generator.trainable_variables + _own(model.generator_mlm_head,
                                                            model.generator)
     discriminator = model.encoder.trainable_variables + model.rtd_head.trainable_variables
