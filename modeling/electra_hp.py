@@ -2,9 +2,12 @@
 
 Hao et al. (2021), "Learning to Sample Replacements for ELECTRA Pre-Training". The model is
 ELECTRA (same generator, discriminator, tied embeddings, variable names) plus a sampling
-head on the generator: a second MaskedLMHead (its own dense + LayerNorm + bias) over the
-generator's output and the tied token embeddings, "sharing both the generator and the token
-embeddings" (section 5.1). Replacements are drawn from p_S instead of p_G:
+head on the generator: a second MaskedLMHead (its own dense + LayerNorm, no output bias) over
+the generator's output and the tied token embeddings, "sharing both the generator and the
+token embeddings" (section 5.1). Its logits are e(x') . h_S(c), as the paper writes both heads
+(HP_Dist's softmax, eq. 2, and HP_Loss' sigmoid(w(x') . h_S(c))): neither has a per-token bias,
+which the generator's MLM head (BERT's and ELECTRA's) has. Replacements are drawn from p_S
+instead of p_G:
 
 - "hp_loss": p_S proportional to p_G * L_hat_D, with L_hat_D from the head's sigmoid
   estimate of the discriminator's probability that a token is original;
@@ -71,7 +74,7 @@ class ElectraHpPretrainer(ElectraPretrainer):
                        f"got {hardness_method!r}")
     self.hardness_method = hardness_method
     self.sampling_head = tied_masked_lm_head(
-        self.generator.embedding_network, config, "sampling_head")
+        self.generator.embedding_network, config, "sampling_head", output_bias=False)
 
   def call(self, inputs, training=None):
     encoder_inputs = encoder_inputs_of(inputs)

@@ -5,8 +5,8 @@ Hao et al. (2021), section 4.1. The ideal replacement distribution at a masked p
   p_S(x' | c) = p_G(x' | c) L_D(x', c) / E_{p_G}[L_D]            (equation 1)
 
 where L_D is the discriminator's loss on the replacement. A sampling head on the generator
-(here a second MaskedLMHead: its own dense + LayerNorm + bias, the generator's body and the
-tied token embeddings) approximates it in one of two ways.
+(here a second MaskedLMHead: its own dense + LayerNorm, no output bias, as eq. 2 writes
+it; the generator's body and the tied token embeddings) approximates it in one of two ways.
 
 HP_Loss: the head's vocabulary logits z are read as sigmoid logits,
   D_hat(x') = sigmoid(z_x'), the estimated probability that the discriminator calls x'

@@ -61,6 +61,27 @@ def test_sampling_head_shares_generator_body_and_embedding_table():
   assert outputs["sampling_logits"].shape == (2, 3, VOCAB)
 
 
+@pytest.mark.parametrize("method", ["hp_loss", "hp_dist"])
+def test_sampling_head_logits_are_embeddings_dot_projection_without_bias(method):
+  """Eq. 2 (and HP_Loss' sigmoid(w(x') . h_S(c))): e(x') . h_S(c), no per-token bias, whatever
+  the head's weights hold."""
+  model = _model(method)
+  inputs = masked_inputs()
+  model(inputs, training=False)
+  rng = np.random.default_rng(0)
+  for weight in model.sampling_head.weights:  # every weight moved, as training would
+    weight.assign(weight + rng.normal(0.0, 0.5, weight.shape).astype(np.float32))
+  assert [w for w in model.sampling_head.weights if w.shape == (VOCAB,)] == []
+  outputs = model(inputs, training=False)
+  generator_output = model.generator(
+      {k: inputs[k] for k in ("input_word_ids", "input_mask", "input_type_ids")},
+      training=False)["sequence_output"]
+  h_s = model.sampling_head.transform(generator_output, inputs["masked_lm_positions"])
+  table = model.generator.embedding_network.embedding_table
+  np.testing.assert_allclose(outputs["sampling_logits"],
+                             np.einsum("bpe,ve->bpv", h_s.numpy(), table.numpy()), atol=1e-4)
+
+
 def test_hp_loss_distribution_and_feedback_values():
   model = _model("hp_loss")
   inputs = masked_inputs()
