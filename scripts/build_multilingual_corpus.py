@@ -42,7 +42,7 @@ from absl import app
 from absl import flags
 
 from scripts import multilingual_text
-from scripts import study_text
+from studies.data import study_text
 
 FLAGS = flags.FLAGS
 

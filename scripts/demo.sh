@@ -89,7 +89,7 @@ cat <<SUMMARY
 == kjv_books (which of 4 books a verse comes from; chance 25%; 200 dev, 200 test verses):
   from the pretrained encoder   $(scores "$MODEL_DIR/finetune_kjv_books")
   from random initialisation    $(scores "$MODEL_DIR/finetune_kjv_books_random_init")
-  (one seed each: differences of a few points are within seed noise; bench/finetune_seeds.py
+  (one seed each: differences of a few points are within seed noise; studies/common/finetune_seeds.py
   runs many seeds)$LENGTH_NOTE
 
 == The whole demo took $(elapsed_since "$demo_start").

@@ -10,8 +10,8 @@ instead of an import of several seconds on a slow laptop).
 import os
 import sys
 
-from bench.finetune_seeds import last_evaluation
-from bench.finetune_seeds import score_test_set
+from studies.common.finetune_seeds import last_evaluation
+from studies.common.finetune_seeds import score_test_set
 from training import metrics_records
 
 USAGE = ("usage: python -m scripts.demo_report pretraining MODEL_DIR\n"

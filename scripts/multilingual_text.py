@@ -2,7 +2,7 @@
 
 Pure functions on strings, used by scripts/build_multilingual_corpus.py and tested on tiny
 hand-made inputs (tests/scripts/test_multilingual_text.py). HTML goes through
-scripts/study_text.html_paragraphs; the splits and the output layout are study_text's too.
+studies/data/study_text.html_paragraphs; the splits and the output layout are study_text's too.
 
 Unlike study_text (English), nothing here assumes spaces between words: lines of a roff
 paragraph are joined without a space where both sides are wide (CJK) characters, and a
@@ -12,7 +12,7 @@ import re
 import unicodedata
 from typing import List, Sequence
 
-from scripts import study_text
+from studies.data import study_text
 
 # Requests that end a paragraph (man(7) and the common roff ones).
 _BREAKS = frozenset("PP P LP TP TQ IP HP SH SS TH sp br nf fi RS RE EX EE in ti bp ne "

@@ -4,7 +4,11 @@ Layers, low to high:
   data/, modeling/   the bottom; neither imports the other (records and layers stay apart)
   tasks/             data/ and modeling/
   training/          data/, modeling/ and tasks/
-  official_runner.py, bench/, scripts/   anything (nothing below imports them)
+  official_runner.py the library (never bench/, studies/ or scripts/)
+  bench/             the library and itself (its shared setup: pretraining_setup, flops,
+                     plotting, ...), never studies/: speed and cost only
+  studies/           the library and bench/ (issue #52); nothing else imports a study
+  scripts/           anything (nothing below imports them)
 Inside data/ and training/, groups of modules (GROUPS) point down too (MAY_IMPORT):
   data/                 shared pieces (tokenization, text_reading, progress, ...): only data/'s
                         shared pieces
@@ -28,14 +32,19 @@ import os
 import pytest
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-PROJECT = ("data", "modeling", "tasks", "training", "bench", "scripts", "official_runner",
-           "tests")
+PROJECT = ("data", "modeling", "tasks", "training", "bench", "studies", "scripts",
+           "official_runner", "tests")
+LIBRARY = {"data", "modeling", "tasks", "training", "official_runner"}
 # package -> the project packages its modules may import (itself included).
 ALLOWED = {
     "data": {"data"},
     "modeling": {"modeling"},
     "tasks": {"data", "modeling", "tasks"},
     "training": {"data", "modeling", "tasks", "training"},
+    "official_runner": LIBRARY,
+    # The benchmarks' by-hand checks borrow the test kit's reference models.
+    "bench": LIBRARY | {"bench", "tests"},
+    "studies": LIBRARY | {"bench", "studies"},
 }
 
 
@@ -138,6 +147,7 @@ def layered_files():
   paths = []
   for package in ALLOWED:
     paths += glob.glob(os.path.join(REPO, package, "**", "*.py"), recursive=True)
+    paths += glob.glob(os.path.join(REPO, package + ".py"))  # official_runner.py
   return sorted(os.path.relpath(path, REPO) for path in paths)
 
 
@@ -156,8 +166,21 @@ def test_the_checker_reads_every_form_of_import():
 
 
 def test_every_layer_has_modules():
-  packages = {path.split(os.sep)[0] for path in layered_files()}
+  packages = {path.split(os.sep)[0].removesuffix(".py") for path in layered_files()}
   assert packages == set(ALLOWED)
+
+
+def test_the_library_imports_no_study_or_benchmark_and_bench_no_study():
+  """Dependencies run one way (issue #52): library <- bench <- studies."""
+  for package in LIBRARY:
+    assert upward_imports("from bench import flops\nimport studies.common.study_runs\n",
+                          f"{package}.x") == ["1: bench.flops", "2: studies.common.study_runs"]
+  assert upward_imports("from studies.common import study_runs\n", "bench.flops") == [
+      "1: studies.common.study_runs"]
+  assert upward_imports("from bench import pretraining_setup\nfrom training import trainer\n",
+                        "studies.ablations.ablations") == []
+  assert upward_imports("from scripts import demo_report\n", "studies.common.x") == [
+      "1: scripts.demo_report"]
 
 
 @pytest.mark.parametrize("path", layered_files())
@@ -207,7 +230,8 @@ def test_every_group_names_a_module():
         assert _is_module(member), f"GROUPS names {member}, which is no module"
 
 
-@pytest.mark.parametrize("path", layered_files())
+@pytest.mark.parametrize("path", [path for path in layered_files()
+                                  if path.split(os.sep)[0].removesuffix(".py") in LIBRARY])
 def test_imports_between_groups_point_down(path):
   module = path[:-len(".py")].replace(os.sep, ".")
   with open(os.path.join(REPO, path), encoding="utf-8") as f:

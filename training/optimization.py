@@ -48,7 +48,7 @@ def create_optimizer(total_steps: Optional[int], optimizer: str = "adamw",
     epsilon: denominator epsilon.
     exclude_from_weight_decay: regexes of variable names without weight decay.
     schedule_steps: the schedule's length when it is longer than the run (the run's rates
-      are the first `total_steps` of it: bench/adversarial_dynamics.py trains the first
+      are the first `total_steps` of it: studies/adversarial_dynamics/adversarial_dynamics.py trains the first
       steps of a study run); None: `total_steps`.
 
   Raises:

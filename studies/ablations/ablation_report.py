@@ -1,6 +1,6 @@
 """The ablation study's report: a held-out table per variant and a bar chart per task.
 
-Reads what bench/sample_efficiency.py's `run_study` returns (cells: one per variant and
+Reads what studies/sample_efficiency/sample_efficiency.py's `run_study` returns (cells: one per variant and
 task at the study's one budget, `objective` = the variant's name; `pretraining`: variant
 -> [its run's result.json]) and the study's Variants. A `spread` names the runs of one
 config under other pretraining seeds (ELECTRA's): the yardstick every variant is read
@@ -10,8 +10,8 @@ import statistics
 from typing import Dict, List, Sequence
 
 from bench import plotting
-from bench import study_recipe
-from bench import study_report
+from studies.common import study_recipe
+from studies.common import study_report
 
 # The pretraining run's final held-out evaluation (metrics.jsonl): the discriminator's AUC
 # over all real tokens (ELECTRA and its variants), over the masked positions only (ELECTRA

@@ -1,6 +1,6 @@
 r"""The ELECTRA paper's ablations at one pretraining budget, every variant the same FLOPs.
 
-  python -m bench.ablations --work_dir=runs/ablations \
+  python -m studies.ablations.ablations --work_dir=runs/ablations \
       --recipe_param="Recipe.data_dir = 'DIR'" [--recipe=configs/study/ablations.gin] \
       [--variants=electra,electra_15,replace_mlm,all_tokens_mlm,share_none,share_all,...] \
       [--budget_flops=4.8e14] [--finetune_epochs=N] [--plan_only]
@@ -14,7 +14,7 @@ Each is a VARIANTS entry: a registered objective (tasks/registry.py) and, where 
 is an option of ELECTRA rather than an objective, the gin files or bindings that set it
 (study_recipe.Variant).
 
-This is bench/sample_efficiency.py's study (its recipe, runs, folders and resumption) at one
+This is studies/sample_efficiency/sample_efficiency.py's study (its recipe, runs, folders and resumption) at one
 budget, its variants in place of objectives:
 
 1. Each variant is pretrained for the recipe's budget_flops of training FLOPs, counted by
@@ -40,12 +40,12 @@ from typing import Dict, List, Sequence
 from absl import app
 from absl import flags
 
-from bench import ablation_report
-from bench import sample_efficiency
-from bench import study_recipe
-from bench import study_report
-from bench import study_runs
-from bench.study_recipe import Variant
+from studies.ablations import ablation_report
+from studies.sample_efficiency import sample_efficiency
+from studies.common import study_recipe
+from studies.common import study_report
+from studies.common import study_runs
+from studies.common.study_recipe import Variant
 
 FLAGS = flags.FLAGS
 DEFAULT_RECIPE = "configs/study/ablations.gin"
@@ -94,7 +94,7 @@ NAMES = tuple(variant.name for variant in VARIANTS)
 # against (results.md's spread table, the plot's band).
 SPREAD = ("electra", "electra_seed_1", "electra_seed_2")
 
-flags.DEFINE_list("variants", list(NAMES), "Ablation variants to run (bench/ablations.py "
+flags.DEFINE_list("variants", list(NAMES), "Ablation variants to run (studies/ablations/ablations.py "
                   f"VARIANTS): {', '.join(NAMES)}.")
 
 
@@ -115,7 +115,7 @@ def select(names: Sequence[str]) -> List[Variant]:
 def check_one_budget(recipe: study_recipe.Recipe):
   """ValueError unless the recipe has one budget (a bar per variant is one run's encoder)."""
   if len(recipe.budget_multiples) != 1:
-    raise ValueError("bench.ablations compares variants at one budget: Recipe.budget_multiples "
+    raise ValueError("studies.ablations.ablations compares variants at one budget: Recipe.budget_multiples "
                      f"must hold one multiple, got {list(recipe.budget_multiples)}")
 
 
@@ -175,7 +175,7 @@ def main(argv):
                     else os.path.join(work_dir, "ablations.png"),
                     FLAGS.in_process, FLAGS.keep_finetuning_checkpoints)
   except study_runs.RunLimitReached:
-    sample_efficiency.start_afresh("bench.ablations")
+    sample_efficiency.start_afresh("studies.ablations.ablations")
   except study_runs.ConfigChanged as error:
     raise SystemExit(f"error: {error}") from None
   print(json.dumps(dict(results=os.path.join(work_dir, "results.json"),

@@ -1,11 +1,11 @@
 r"""Appendix F's adversarial generator and ELECTRA's discriminator over their first steps.
 
-  python -m bench.adversarial_dynamics --work_dir=runs/adversarial_dynamics \
+  python -m studies.adversarial_dynamics.adversarial_dynamics --work_dir=runs/adversarial_dynamics \
       --recipe_param="Recipe.data_dir = 'DIR'" [--recipe=configs/study/ablations.gin] \
       [--settings=adversarial,frozen_generator,reward_ascent,untied_embeddings] \
       [--steps=1000] [--interval=50]
 
-The ablation study's `adversarial` variant (bench/ablations.py) ended with its discriminator
+The ablation study's `adversarial` variant (studies/ablations/ablations.py) ended with its discriminator
 at its prior and its generator sampling almost at random. Its run keeps only the last
 evaluation; this trains the first --steps steps of the same run (recipe, budget, and the
 full run's learning-rate schedule, through create_optimizer.schedule_steps) in SETTINGS,
@@ -35,10 +35,10 @@ from typing import Dict, List, Sequence
 from absl import app
 from absl import flags
 
-from bench import ablations
+from studies.ablations import ablations
 from bench import plotting
-from bench import sample_efficiency
-from bench import study_runs
+from studies.sample_efficiency import sample_efficiency
+from studies.common import study_runs
 
 FLAGS = flags.FLAGS
 _TASK = "AdversarialElectraPretrainingTask"

@@ -1,6 +1,6 @@
 """The first N examples of a task's dev file (GLUE-style TSV or SQuAD JSON), for a cheaper eval.
 
-Files in the task folders are already shuffled (scripts/build_study_tasks.py), so the first
+Files in the task folders are already shuffled (studies/data/build_study_tasks.py), so the first
 N are a random sample. SQuAD keeps whole paragraphs: the first ones holding >= N questions.
 """
 import json

@@ -1,6 +1,6 @@
 """Fine-tunes one task with N seeds and reports the median of each metric, as the papers do.
 
-  python -m bench.finetune_seeds --num_seeds=10 --output_dir=/tmp/rte_seeds \
+  python -m studies.common.finetune_seeds --num_seeds=10 --output_dir=/tmp/rte_seeds \
       --gin_file=configs/finetune/glue_rte.gin \
       --gin_param="init_checkpoint='/tmp/pretrain'" --gin_param="data_dir='/tmp/rte'"
 

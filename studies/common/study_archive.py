@@ -1,18 +1,18 @@
 r"""A study's finished runs, without their checkpoints: kept in git, put back on a new machine.
 
-  python -m bench.study_archive --action=save --work_dir=runs/ablations \
-      --archive=bench/results/ablations_runs
-  python -m bench.study_archive --action=restore --work_dir=runs/ablations \
-      --archive=bench/results/ablations_runs
+  python -m studies.common.study_archive --action=save --work_dir=runs/ablations \
+      --archive=studies/ablations/results/runs
+  python -m studies.common.study_archive --action=restore --work_dir=runs/ablations \
+      --archive=studies/ablations/results/runs
 
-A study (bench/sample_efficiency.py, bench/ablations.py) skips every run whose folder holds
-`result.json` (bench/study_runs.py), and its report reads only those files. On a machine that
+A study (studies/sample_efficiency/sample_efficiency.py, studies/ablations/ablations.py) skips every run whose folder holds
+`result.json` (studies/common/study_runs.py), and its report reads only those files. On a machine that
 may be reclaimed between sessions, hours of runs live in a work_dir outside git; `save` copies
 each finished run's result.json, attempts.jsonl and train_and_eval_config.gin (a few KB; no
 checkpoint, log or record) to the same relative folder under --archive, and `restore` copies
 them back into a work_dir where that run has no result.json yet, so the study resumes with
 them done, its report counts them, and its check that each run was made with today's configs
-(bench/study_runs.check_config) still holds for them. The work_dir's absolute path inside
+(studies/common/study_runs.check_config) still holds for them. The work_dir's absolute path inside
 the files is written `{work_dir}` in the archive and put back as the restoring work_dir's.
 
 A run restored this way has no checkpoint: its fine-tuning runs must be restored (or done)
@@ -26,7 +26,7 @@ from typing import List
 from absl import app
 from absl import flags
 
-from bench import study_runs
+from studies.common import study_runs
 
 KEPT_FILES = (study_runs.RESULT_FILE, study_runs.ATTEMPTS_FILE,
               study_runs.config_file("train_and_eval"))

@@ -156,7 +156,7 @@ def _with_data_dir(recipe: Recipe) -> Recipe:
     if "{data_dir}" in text and not recipe.data_dir:
       raise ValueError(
           f"Recipe.data_dir is not set and {text!r} needs it: pass the folder that "
-          "scripts/build_study_data.sh wrote, --recipe_param=\"Recipe.data_dir = "
+          "studies/data/build_study_data.sh wrote, --recipe_param=\"Recipe.data_dir = "
           "'/path/to/study'\"")
     return text.replace("{data_dir}", recipe.data_dir)
   tasks = tuple(dataclasses.replace(task, data_flags=tuple(map(fill, task.data_flags)))

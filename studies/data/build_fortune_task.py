@@ -1,6 +1,6 @@
 r"""Builds `fortune_topic`, a 10-class task whose text is unlike the study corpus.
 
-  python -m scripts.build_fortune_task --output_dir=work_dirs/study/tasks [--seed=0]
+  python -m studies.data.build_fortune_task --output_dir=work_dirs/study/tasks [--seed=0]
 
 Issue #34 asks whether encoders pretrained on the study corpus (the KJV, GCIDE's 1913
 dictionary, the Devil's Dictionary, the Jargon File, Python's and Debian's manuals) beat
@@ -26,8 +26,8 @@ from typing import Dict, List, Sequence, Tuple
 from absl import app
 from absl import flags
 
-from scripts import build_study_tasks
-from scripts import study_tasks
+from studies.data import build_study_tasks
+from studies.data import study_tasks
 
 FLAGS = flags.FLAGS
 
@@ -130,7 +130,7 @@ def readme(stats: dict) -> str:
   length = stats["words_per_entry"]
   return f"""# fortune_topic: which fortune file an entry comes from
 
-Built by `python -m scripts.build_fortune_task --output_dir=... --seed={stats['seed']}`.
+Built by `python -m studies.data.build_fortune_task --output_dir=... --seed={stats['seed']}`.
 
 - Source: the fortune-cookie files of Debian's `fortunes` and `fortunes-min`
   (`{FORTUNE_DIR}`). Licence: {LICENCE}.

@@ -1,6 +1,6 @@
 r"""Builds the study corpus: real English text from installed Debian packages, as plain text.
 
-  python -m scripts.build_study_corpus --output_dir=work_dirs/study [--seed=0] \
+  python -m studies.data.build_study_corpus --output_dir=work_dirs/study [--seed=0] \
       [--heldout_fraction=0.03]
 
 Writes, under --output_dir/corpus:
@@ -14,7 +14,7 @@ Sources (licences from each package's /usr/share/doc/<package>/copyright):
   kjv        the bundled data/sample/kjv.txt (Debian bible-kjv), public domain
   gcide      dict-gcide: GCIDE (Webster's 1913 + supplements), GPL-2+; entries citing
              WordNet ("[WordNet 1.5]") are dropped so that the WordNet study tasks
-             (scripts/build_study_tasks.py) stay unseen in pretraining
+             (studies/data/build_study_tasks.py) stay unseen in pretraining
   devil      dict-devil: Bierce, The Devil's Dictionary, public domain
   jargon     dict-jargon: The Jargon File 4.4.7, public domain
   python_doc python3.11-doc: the Python 3.11 documentation (reST sources), PSF License v2
@@ -37,7 +37,7 @@ from typing import Callable, List
 from absl import app
 from absl import flags
 
-from scripts import study_text
+from studies.data import study_text
 
 FLAGS = flags.FLAGS
 

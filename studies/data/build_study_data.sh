@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
 # Builds the study corpus, its vocab and its pretraining records into OUTPUT_DIR:
 #   corpus/train/*.txt, corpus/heldout/*.txt, corpus/word_counts.json, corpus/SOURCES.md
-#                      (python -m scripts.build_study_corpus; needs the Debian packages it
+#                      (python -m studies.data.build_study_corpus; needs the Debian packages it
 #                      names: dict-gcide dict-devil dict-jargon python3.11-doc
 #                      debian-handbook debian-reference-en)
 #   vocab.txt          lower-cased WordPiece, --vocab_size=8000, learned on corpus/train
 #   records/train/     seq 128, 20 predictions, masked_lm_prob 0.15, ELECTRA masking
-#                      (configs/base/electra.gin's: ELECTRA runs such as bench.peer_parity),
+#                      (configs/base/electra.gin's: ELECTRA runs such as studies.parity_with_transformers.peer_parity),
 #                      dupe_factor 5, 8 shards, seed 12345
 #   records/heldout/   the same settings, dupe_factor 1, 1 shard, seed 54321
 #   unmasked32/{train,heldout}/  seq 32, unmasked (masked as read, each objective by its
@@ -15,11 +15,11 @@
 #   READY              absolute paths: vocab, train and held-out record patterns, word counts
 # A rerun rebuilds everything (each step overwrites its own outputs).
 #
-# Usage: bash scripts/build_study_data.sh OUTPUT_DIR [PYTHON]   (default .venv/bin/python)
+# Usage: bash studies/data/build_study_data.sh OUTPUT_DIR [PYTHON]   (default .venv/bin/python)
 set -euo pipefail
 export TF_CPP_MIN_LOG_LEVEL="${TF_CPP_MIN_LOG_LEVEL:-2}"
 if [ $# -lt 1 ]; then
-  echo "usage: bash scripts/build_study_data.sh OUTPUT_DIR [PYTHON]" >&2
+  echo "usage: bash studies/data/build_study_data.sh OUTPUT_DIR [PYTHON]" >&2
   exit 2
 fi
 mkdir -p "$1"
@@ -29,7 +29,7 @@ PYTHON="${2:-.venv/bin/python}"
 rm -f "$OUT/READY"
 
 echo "== [1/6] corpus -> $OUT/corpus"
-"$PYTHON" -m scripts.build_study_corpus --output_dir="$OUT" --seed=0 --heldout_fraction=0.03
+"$PYTHON" -m studies.data.build_study_corpus --output_dir="$OUT" --seed=0 --heldout_fraction=0.03
 
 echo "== [2/6] vocab -> $OUT/vocab.txt"
 "$PYTHON" -m data.build_vocab --input_files="$OUT/corpus/train/*.txt" --lower_case \

@@ -1,6 +1,6 @@
 r"""Builds labelled study tasks from WordNet 3.0 (Debian wordnet-base), GLUE / SQuAD layouts.
 
-  python -m scripts.build_study_tasks --output_dir=work_dirs/study/tasks [--seed=0] \
+  python -m studies.data.build_study_tasks --output_dir=work_dirs/study/tasks [--seed=0] \
       [--num_lexnames=10] [--sentences_per_paragraph=4]
 
 Writes under --output_dir:
@@ -14,7 +14,7 @@ Writes under --output_dir:
   README.md    provenance, licence, construction, sizes and trivial baselines
   stats.json   the same figures, machine-readable
 
-See scripts/study_tasks.py for how each task is made. Installs nothing: without
+See studies/data/study_tasks.py for how each task is made. Installs nothing: without
 wordnet-base it stops with the apt-get line that installs it. Deterministic: the output
 depends only on the WordNet files and the flags.
 """
@@ -27,7 +27,7 @@ from typing import Dict, List, Sequence
 from absl import app
 from absl import flags
 
-from scripts import study_tasks
+from studies.data import study_tasks
 
 FLAGS = flags.FLAGS
 
@@ -201,7 +201,7 @@ def readme(stats: dict, seed: int, num_lexnames: int, sentences_per_paragraph: i
   pct = lambda x: f"{100 * x:.1f}%"
   return f"""# Study tasks from WordNet 3.0
 
-Built by `python -m scripts.build_study_tasks --output_dir=... --seed={seed}
+Built by `python -m studies.data.build_study_tasks --output_dir=... --seed={seed}
 --num_lexnames={num_lexnames} --sentences_per_paragraph={sentences_per_paragraph}`.
 
 - Source: WordNet 3.0 as installed by Debian's `wordnet-base` (`/usr/share/wordnet/data.*`,

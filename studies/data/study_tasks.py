@@ -1,7 +1,7 @@
 """Labelled study tasks from WordNet 3.0's annotations: pure functions on parsed data.
 
-Used by scripts/build_study_tasks.py and tested on hand-made synsets
-(tests/scripts/test_study_tasks.py). Three tasks, all from WordNet's human annotations:
+Used by studies/data/build_study_tasks.py and tested on hand-made synsets
+(tests/studies/test_study_tasks.py). Three tasks, all from WordNet's human annotations:
 
 - wn_lexname (single sentence, many classes): an example sentence of a synset -> the
   synset's lexicographer file (`noun.person`, `verb.motion`, ...).
@@ -20,7 +20,7 @@ import random
 import re
 from typing import Dict, Iterable, List, Optional, Sequence, Set, Tuple
 
-from scripts import study_text
+from studies.data import study_text
 
 # WordNet's lexicographer files by number (WordNet 3.0 `lexnames`).
 LEXNAMES = tuple(

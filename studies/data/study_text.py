@@ -1,7 +1,7 @@
 """Plain-text extraction for the study corpus: markup stripping, sentences, splits.
 
-Pure functions on strings, used by scripts/build_study_corpus.py and tested on tiny
-hand-made inputs (tests/scripts/test_study_text.py). Readers of the installed Debian files
+Pure functions on strings, used by studies/data/build_study_corpus.py and tested on tiny
+hand-made inputs (tests/studies/test_study_text.py). Readers of the installed Debian files
 live in the builder; everything here works on text already read.
 
 A *document* is a list of lines (one sentence or paragraph each); the pretraining job

@@ -1,13 +1,13 @@
-r"""Our ELECTRA / BERT pretraining against transformers' (bench/transformers_peer.py).
+r"""Our ELECTRA / BERT pretraining against transformers' (studies/parity_with_transformers/transformers_peer.py).
 
 Both start from the same weights (ours, through the HuggingFace export), read the same
 batches from the same TFRecords and use the same AdamW settings, schedule and clipping.
 
   # 1. exact: replacements fed in, step-0 losses, gradients and weights after one step
-  python -m bench.peer_parity --check=exact [--objective=bert]
+  python -m studies.parity_with_transformers.peer_parity --check=exact [--objective=bert]
 
   # 2. curves: held-out MLM loss / accuracy, disc loss / AUC every --eval_interval steps
-  python -m bench.peer_parity --check=curves --train_pattern='DIR/train/*.tfrecord' \
+  python -m studies.parity_with_transformers.peer_parity --check=curves --train_pattern='DIR/train/*.tfrecord' \
       --eval_pattern='DIR/heldout/*.tfrecord' --vocab_size=8000 --steps=2000 \
       --output_dir=work_dirs/parity [--fused_and_unfused] [--peer_seed=1] \
       [--seq_length=128 --max_predictions=20 --dropout_rate=0.1 --batch_size=32 \
@@ -32,7 +32,7 @@ import tensorflow as tf
 
 from bench import pretraining_setup
 from bench import plotting
-from bench.transformers_peer import TransformersPretrainer
+from studies.parity_with_transformers.transformers_peer import TransformersPretrainer
 from training.hf.hf_export import export_hf
 from training.hf.hf_parts import hf_parts
 

@@ -1,13 +1,13 @@
 r"""Sample efficiency: fine-tuning score vs pretraining FLOPs, per objective, over seeds.
 
-  python -m bench.sample_efficiency --work_dir=/tmp/sample_efficiency \
+  python -m studies.sample_efficiency.sample_efficiency --work_dir=/tmp/sample_efficiency \
       [--recipe=configs/study/kjv_toy.gin] [--recipe_param="Recipe.num_seeds = 5" ...] \
       [--objectives=bert,electra,teams,electra_hp_loss,electra_hp_dist,script] \
       [--plot=/tmp/sample_efficiency.png] [--noin_process] [--keep_finetuning_checkpoints] \
       [--plan_only] [--budget_flops=1.5e13 --num_points=3 --learning_rate=2e-3 \
        --finetune_epochs=10]
 
-The ELECTRA paper's Figure 1, on one machine. The recipe (bench/study_recipe.py; presets
+The ELECTRA paper's Figure 1, on one machine. The recipe (studies/common/study_recipe.py; presets
 configs/study/kjv_toy.gin, the bundled sample, the default, and configs/study/wordnet.gin,
 the study corpus and its WordNet tasks) names the data, encoder, optimizer, budgets, tasks
 and seeds:
@@ -40,12 +40,12 @@ data/<task>_<seq>_<hash>/ for the fine-tuning records). A run with a result.json
 redone; an interrupted pretraining run resumes from its last checkpoint; a changed setting
 gets new folders. The names hold no absolute path (config files by their repository names,
 checkpoints and data relative to work_dir), so a study moved, or resumed from another
-checkout, keeps its runs. Runs go in this process by default (bench/study_runs.py: no Python and
+checkout, keeps its runs. Runs go in this process by default (studies/common/study_runs.py: no Python and
 TensorFlow start-up per run); --noin_process starts official_runner.py for each. Fine-tuned
 checkpoints are deleted once scored.
 
 An objective may also be a `study_recipe.Variant`: a registered objective with further gin
-files and bindings (bench/ablations.py's), pretrained in pretrain/<variant>_<steps>_steps_
+files and bindings (studies/ablations/ablations.py's), pretrained in pretrain/<variant>_<steps>_steps_
 <hash>/ for the steps its own FLOPs per step buy; a plain name keeps its folders.
 """
 import dataclasses
@@ -61,15 +61,15 @@ from absl import app
 from absl import flags
 
 import official_runner
-from bench import dev_subset
+from studies.common import dev_subset
 from bench import flops
 from bench import plotting
 from bench import pretraining_setup
-from bench import study_progress
-from bench import study_recipe
-from bench import study_report
-from bench import study_runs
-from bench.finetune_seeds import last_evaluation
+from studies.common import study_progress
+from studies.common import study_recipe
+from studies.common import study_report
+from studies.common import study_runs
+from studies.common.finetune_seeds import last_evaluation
 from training.gin_config import ConfigError
 
 FLAGS = flags.FLAGS
@@ -525,7 +525,7 @@ def main(argv):
                     else os.path.join(work_dir, "sample_efficiency.png"),
                     FLAGS.in_process, FLAGS.keep_finetuning_checkpoints)
   except study_runs.RunLimitReached:
-    start_afresh("bench.sample_efficiency")
+    start_afresh("studies.sample_efficiency.sample_efficiency")
   except study_runs.ConfigChanged as error:
     raise SystemExit(f"error: {error}") from None
   print(json.dumps(dict(results=os.path.join(work_dir, "results.json"),

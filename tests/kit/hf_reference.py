@@ -14,8 +14,8 @@ from safetensors.numpy import save_file
 import tensorflow as tf
 import transformers
 
-from bench.transformers_peer import load_transformers_weights
-from bench.transformers_peer import pytorch_name_and_value
+from studies.parity_with_transformers.transformers_peer import load_transformers_weights
+from studies.parity_with_transformers.transformers_peer import pytorch_name_and_value
 from modeling.bert import BertPretrainer
 from modeling.electra import ElectraPretrainer
 from modeling.electra_hp import ElectraHpPretrainer

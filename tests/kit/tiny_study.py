@@ -1,8 +1,8 @@
 """A tiny sample-efficiency recipe (records, two fine-tuning tasks) and its runs' attempt logs."""
 import os
 
-from bench import study_recipe
-from bench import study_runs
+from studies.common import study_recipe
+from studies.common import study_runs
 from tests.kit.paths import SAMPLE_VOCAB
 from tests.kit.record_job import make_records
 

@@ -7,10 +7,10 @@ import os
 import numpy as np
 import pytest
 
-from bench import ablation_report
-from bench import ablations
-from bench import sample_efficiency
-from bench import study_recipe
+from studies.ablations import ablation_report
+from studies.ablations import ablations
+from studies.sample_efficiency import sample_efficiency
+from studies.common import study_recipe
 from tests.kit.paths import SAMPLE_VOCAB
 from tests.kit.tiny_study import attempt_logs
 from tests.kit.tiny_study import tiny_recipe

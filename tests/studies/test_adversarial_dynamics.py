@@ -8,10 +8,10 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from bench import adversarial_dynamics
-from bench import ablations
-from bench import sample_efficiency
-from bench import study_runs
+from studies.adversarial_dynamics import adversarial_dynamics
+from studies.ablations import ablations
+from studies.sample_efficiency import sample_efficiency
+from studies.common import study_runs
 from tests.kit.tiny_study import attempt_logs
 from tests.kit.tiny_study import tiny_recipe
 from training.optimization import create_optimizer

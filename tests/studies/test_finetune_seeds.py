@@ -4,9 +4,9 @@ import json
 
 import pytest
 
-from bench.finetune_seeds import last_evaluation
-from bench.finetune_seeds import summarize
-from bench.finetune_seeds import score_test_set
+from studies.common.finetune_seeds import last_evaluation
+from studies.common.finetune_seeds import summarize
+from studies.common.finetune_seeds import score_test_set
 
 
 def test_last_evaluation_and_statistics(tmp_path):

@@ -1,4 +1,4 @@
-"""scripts/build_fortune_task.py: fortune files -> a labelled single-sentence task."""
+"""studies/data/build_fortune_task.py: fortune files -> a labelled single-sentence task."""
 import dataclasses
 import json
 
@@ -6,7 +6,7 @@ import pytest
 
 from data.finetuning import glue_tasks
 from data.finetuning import sentence_reader
-from scripts import build_fortune_task
+from studies.data import build_fortune_task
 
 
 def test_parse_fortune_file_splits_on_percent_lines_and_collapses_whitespace():

@@ -1,8 +1,8 @@
-"""The exact parity check of bench/peer_parity.py against transformers, on tiny models."""
+"""The exact parity check of studies/parity_with_transformers/peer_parity.py against transformers, on tiny models."""
 import numpy as np
 import pytest
 
-from bench import peer_parity
+from studies.parity_with_transformers import peer_parity
 from tests.kit.pretraining import PREDICTIONS
 from tests.kit.pretraining import SEQ
 from tests.kit.pretraining import VOCAB

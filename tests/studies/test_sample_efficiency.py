@@ -8,11 +8,11 @@ import sys
 import numpy as np
 import pytest
 
-from bench import dev_subset
-from bench import sample_efficiency
-from bench import study_recipe
-from bench import study_report
-from bench import study_runs
+from studies.common import dev_subset
+from studies.sample_efficiency import sample_efficiency
+from studies.common import study_recipe
+from studies.common import study_report
+from studies.common import study_runs
 from tests.kit.paths import SAMPLE_VOCAB
 from tests.kit.tiny_study import attempt_logs as _attempt_logs
 from tests.kit.tiny_study import tiny_recipe as _tiny_recipe

@@ -1,11 +1,11 @@
-"""bench/study_archive.py: finished runs' files out to git and back, nothing overwritten."""
+"""studies/common/study_archive.py: finished runs' files out to git and back, nothing overwritten."""
 import json
 import os
 
 import pytest
 
-from bench import study_archive
-from bench import study_runs
+from studies.common import study_archive
+from studies.common import study_runs
 
 
 def _write(path, text):

@@ -5,8 +5,8 @@ import os
 from data.finetuning import sentence_reader
 from data.finetuning import glue_tasks
 from data.finetuning import squad_reader
-from scripts import build_study_corpus
-from scripts import build_study_tasks
+from studies.data import build_study_corpus
+from studies.data import build_study_tasks
 
 
 def _source(name, package, path, documents):

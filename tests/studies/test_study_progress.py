@@ -1,5 +1,5 @@
 """The study's progress line: counts and the time left, on hand-worked numbers."""
-from bench.study_progress import StudyProgress
+from studies.common.study_progress import StudyProgress
 
 
 def _progress():

@@ -1,10 +1,10 @@
-"""Tests of scripts/study_tasks.py on hand-made synsets (no WordNet install needed)."""
+"""Tests of studies/data/study_tasks.py on hand-made synsets (no WordNet install needed)."""
 import dataclasses
 import re
 
 import pytest
 
-from scripts import study_tasks
+from studies.data import study_tasks
 
 SEDATE = ("00022316 29 v 05 sedate 0 calm 0 tranquilize 0 tranquillize 0 tranquillise 0 009 "
           "@ 00019448 v 0000 + 04470232 n 0503 01 + 09 00 | cause to be calm or quiet as by "

@@ -1,7 +1,7 @@
-"""Tests of scripts/study_text.py on tiny hand-made inputs (no Debian package needed)."""
+"""Tests of studies/data/study_text.py on tiny hand-made inputs (no Debian package needed)."""
 import pytest
 
-from scripts import study_text
+from studies.data import study_text
 
 
 def test_split_sentences_keeps_abbreviations_and_initials_together():
