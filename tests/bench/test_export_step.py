@@ -1,87 +1,48 @@
 """bench/export_step.py and bench/device_step.py: every objective's training step, exported as
 StableHLO and run by jax's XLA client without TensorFlow, equals TensorFlow's own step.
 
-The steps are exported in one TensorFlow process (tests/kit/exported_steps.py) and each is
-checked by bench/device_step.py in the jax environment (.venv-jax: numpy and jax, no
-TensorFlow) as soon as it is written, so the two overlap on two cores.
+The steps are exported in one TensorFlow process and each is checked by bench/device_step.py
+in the jax environment (.venv-jax: numpy and jax, no TensorFlow) as soon as it is written
+(tests/kit/exported_steps.py). In the whole suite that work starts when the suite is
+collected and overlaps it, and the tests that read it run last (tests/conftest.py).
 """
 import json
 import os
+import pathlib
 import re
 import shutil
-import subprocess
-import sys
 
 import numpy as np
 import pytest
 import tensorflow as tf
+from tensorflow.compiler.tf2xla.python import xla as tf2xla
 import tf_keras
 
 from bench import device_step
 from bench import export_step
 from data.user_error import UserError
-from tasks import registry
-from tests.kit import paths
-from tests.kit.exported_steps import FAST_XLA_FLAGS
-from tests.kit.exported_steps import JAX_PYTHON
-from tests.kit.exported_steps import MODEL_GARDEN
+from tests.kit import exported_steps
 
-registry.import_task_modules()
-STEPS = registry.names() + (MODEL_GARDEN,)
-DEVICE_STEP = os.path.join(paths.REPO_ROOT, "bench", "device_step.py")
+STEPS = exported_steps.all_step_names()
 UNDER_CI = os.environ.get("CI", "").lower() == "true"
-# The text path stays tested too: this one is checked from step.mlir, the rest from the
-# portable artifact.
-TEXT_ONLY = MODEL_GARDEN
 
 
-def _jax_environment():
-  if not os.path.exists(JAX_PYTHON):
-    message = (f"{JAX_PYTHON} is missing: make .venv-jax/.installed (requirements-jax.txt), "
+def _require_jax():
+  if exported_steps.jax_environment() is None:
+    message = (f"{exported_steps.JAX_PYTHON} is missing: make jax-env (requirements-jax.txt), "
                "or set JAX_PYTHON")
     if UNDER_CI:
       pytest.fail(message)
     pytest.skip(message)
-  return dict(os.environ, XLA_FLAGS=FAST_XLA_FLAGS, TF_CPP_MIN_LOG_LEVEL="3")
-
-
-def _device_step(directory, *flags, portable=False):
-  """Starts device_step.py on `directory` in the jax environment (after --make_portable)."""
-  command = f"{JAX_PYTHON} {DEVICE_STEP} {directory} {' '.join(flags)}"
-  if portable:
-    command = f"{JAX_PYTHON} {DEVICE_STEP} {directory} --make_portable && {command}"
-  return subprocess.Popen(["bash", "-c", command], env=_jax_environment(),
-                          stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
 
 
 @pytest.fixture(scope="module")
-def checked_steps(tmp_path_factory):
-  """{name: (directory, device_step's exit status, its output)} for every step in STEPS."""
-  environment = _jax_environment()
-  output_dir = tmp_path_factory.mktemp("exported_steps")
-  exporter = subprocess.Popen(
-      [sys.executable, "-m", "tests.kit.exported_steps", str(output_dir), *STEPS],
-      cwd=paths.REPO_ROOT, env=environment, stdout=subprocess.PIPE,
-      stderr=subprocess.STDOUT, text=True)
-  results, running, exporter_output = {}, None, []
-
-  def finish(job):
-    name, process = job
-    output = process.communicate()[0]
-    results[name] = (output_dir / name, process.returncode, output)
-
-  for line in exporter.stdout:
-    exporter_output.append(line)
-    if line.startswith("exported "):
-      name = line.split()[1]
-      if running:
-        finish(running)
-      running = (name, _device_step(output_dir / name, "--check", "--steps=0",
-                                    portable=name != TEXT_ONLY))
-  if running:
-    finish(running)
-  assert exporter.wait() == 0, "".join(exporter_output[-40:])
-  return results
+def checked_steps():
+  """{name: (folder, device_step's exit status, its output)} for every step in STEPS (started
+  by tests/conftest.py when the suite was collected, or now)."""
+  _require_jax()
+  return {name: (pathlib.Path(folder), status, output) for name, (folder, status, output)
+          in exported_steps.checked_steps(STEPS).results().items()}
 
 
 @pytest.mark.parametrize("name", STEPS)
@@ -96,7 +57,7 @@ def test_exported_step_equals_tensorflows_over_three_steps(checked_steps, name):
   assert updated == sum(o["updates_argument"] is not None for o in spec["outputs"]) > 10
   reference = json.loads((directory / "reference.json").read_text())["steps"]
   assert len(reference) == 3 and set(reference[0]) == set(spec["loss_outputs"])
-  assert spec["module"] == ("step.mlir" if name == TEXT_ONLY else "step.mlirbc")
+  assert spec["module"] == ("step.mlir" if name == exported_steps.TEXT_ONLY else "step.mlirbc")
 
 
 def test_spec_describes_every_argument_and_alias(checked_steps):
@@ -134,7 +95,8 @@ def test_step_without_state_starts_from_the_spec_and_check_catches_a_difference(
   directory = tmp_path / "no_state"
   shutil.copytree(checked_steps["electra"][0], directory)
   os.remove(directory / "state.npz")
-  output = _device_step(directory, "--check", "--steps=2", "--warmup=0").communicate()[0]
+  output = exported_steps.device_step(directory, "--check", "--steps=2",
+                                      "--warmup=0").communicate()[0]
   assert "check: FAIL" in output, output[-2000:]
   figures = json.loads(output.rsplit("json ", 1)[1])
   assert figures["check_passed"] is False
@@ -144,10 +106,9 @@ def test_step_without_state_starts_from_the_spec_and_check_catches_a_difference(
 
 
 def test_export_refuses_a_custom_call(tmp_path):
-  def step(batch):
-    return tf.raw_ops.XlaCustomCallV2(
-        operands=[batch["x"]], target_name="my_cpu_only_kernel", backend_config="",
-        has_side_effect=False, result_dtypes=[tf.float32], result_shapes=[[2]])[0]
+  def step(batch):  # a kernel only some platform's XLA would have
+    return tf2xla.custom_call_v2("my_cpu_only_kernel", [batch["x"]],
+                                 [tf.TensorSpec([2], tf.float32)])
 
   exported = export_step.ExportedStep(tf.function(step, jit_compile=True), [], ["y"])
   with pytest.raises(UserError, match="custom call.*my_cpu_only_kernel"):

@@ -3,13 +3,21 @@
 `python -m tests.kit.exported_steps OUTPUT_DIR NAME...` exports each named step (a registered
 objective, or `model_garden`) at TINY_STEP's dimensions with its state and TensorFlow's
 reference, into OUTPUT_DIR/NAME, printing `exported NAME` as each is written, so that a
-caller can check one while the next is exported.
+caller can check one while the next is exported: `CheckedSteps` does both in a background
+thread. Most of that work is XLA compiling on one core, so tests/conftest.py starts it as soon
+as the suite is collected, at low priority, and runs the tests that read it last: it fills
+the core the rest of the suite leaves idle.
 
-The jax environment is .venv-jax (`make .venv-jax/.installed`, requirements-jax.txt: jax
-needs NumPy 2, which tf-models-official's dependencies refuse), or $JAX_PYTHON.
+The jax environment is .venv-jax (`make jax-env`, requirements-jax.txt: jax needs NumPy 2,
+which tf-models-official's dependencies refuse), or $JAX_PYTHON.
 """
+import atexit
 import os
+import shutil
+import subprocess
 import sys
+import tempfile
+import threading
 
 from tests.kit import paths
 
@@ -23,6 +31,106 @@ TINY_STEP = dict(size="small", batch_size=2, seq_length=16, precision="float32",
                              "encoder_config.overrides = {'num_layers': 1}"))
 # XLA's quickest CPU code generation, for TensorFlow's reference and for jax alike.
 FAST_XLA_FLAGS = "--xla_backend_optimization_level=0 --xla_llvm_disable_expensive_passes=true"
+
+
+DEVICE_STEP = os.path.join(paths.REPO_ROOT, "bench", "device_step.py")
+# Checked from step.mlir; the others from the portable artifact (--make_portable).
+TEXT_ONLY = MODEL_GARDEN
+NICENESS = 10
+
+
+def jax_environment():
+  """The environment of the jax processes (and of the exporter: XLA's flags), or None if the
+  jax environment is missing."""
+  if not os.path.exists(JAX_PYTHON):
+    return None
+  return dict(os.environ, XLA_FLAGS=FAST_XLA_FLAGS, TF_CPP_MIN_LOG_LEVEL="3")
+
+
+def device_step(directory, *flags, portable=False, niceness=0):
+  """Starts bench/device_step.py on `directory` in the jax environment (after
+  --make_portable); stdout and stderr together, as text."""
+  command = f"{JAX_PYTHON} {DEVICE_STEP} {directory} {' '.join(flags)}"
+  if portable:
+    command = f"{JAX_PYTHON} {DEVICE_STEP} {directory} --make_portable && {command}"
+  return subprocess.Popen(["nice", "-n", str(niceness), "bash", "-c", command],
+                          env=jax_environment(), stdout=subprocess.PIPE,
+                          stderr=subprocess.STDOUT, text=True)
+
+
+class CheckedSteps:
+  """Every named step exported (one TensorFlow process) and checked by device_step --check
+  (one jax process each, started as soon as its step is written), in a background thread.
+
+  Attributes:
+    output_dir: where the steps are exported, one folder each.
+  """
+
+  def __init__(self, names, niceness: int = 0):
+    self.names = list(names)
+    self.niceness = niceness
+    self.output_dir = tempfile.mkdtemp(prefix="exported_steps_")
+    atexit.register(shutil.rmtree, self.output_dir, ignore_errors=True)
+    self._results, self._exporter_output, self._exporter_status = {}, [], None
+    self._thread = threading.Thread(target=self._run, daemon=True)
+    self._thread.start()
+
+  def _run(self):
+    exporter = subprocess.Popen(
+        ["nice", "-n", str(self.niceness), sys.executable, "-m", "tests.kit.exported_steps",
+         self.output_dir, *self.names], cwd=paths.REPO_ROOT, env=jax_environment(),
+        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    running = None
+    for line in exporter.stdout:
+      self._exporter_output.append(line)
+      if line.startswith("exported "):
+        name = line.split()[1]
+        if running:
+          self._finish(*running)
+        running = (name, device_step(os.path.join(self.output_dir, name), "--check",
+                                     "--steps=0", portable=name != TEXT_ONLY,
+                                     niceness=self.niceness))
+    if running:
+      self._finish(*running)
+    self._exporter_status = exporter.wait()
+
+  def _finish(self, name, process):
+    output = process.communicate()[0]
+    self._results[name] = (os.path.join(self.output_dir, name), process.returncode, output)
+
+  def results(self):
+    """{name: (folder, device_step's exit status, its output)}, once all are checked.
+
+    Raises:
+      AssertionError: the exporter failed (its output's end in the message).
+    """
+    self._thread.join()
+    assert self._exporter_status == 0, "".join(self._exporter_output[-40:])
+    return self._results
+
+
+def all_step_names():
+  """Every registered objective, then Model Garden's step."""
+  from tasks import registry  # pylint: disable=g-import-not-at-top
+  registry.import_task_modules()
+  return registry.names() + (MODEL_GARDEN,)
+
+
+_background = None
+
+
+def start_in_background(names):
+  """Starts CheckedSteps(names) at low priority, once per process, if jax is installed."""
+  global _background
+  if _background is None and jax_environment() is not None:
+    _background = CheckedSteps(names, niceness=NICENESS)
+
+
+def checked_steps(names) -> CheckedSteps:
+  """The background CheckedSteps if one was started for these names, else a new one."""
+  if _background is not None and _background.names == list(names):
+    return _background
+  return CheckedSteps(names)
 
 
 def export_tiny(name: str, output_dir: str):
