@@ -10,7 +10,9 @@
 # (ours / theirs, sequences per second); every figure also goes to DIR/results/<row>.json.
 # Environment: PYTHON (--prepare: TensorFlow's, default .venv/bin/python; --run: jax's,
 # default python3), JAX_PYTHON (--prepare, default .venv-jax/bin/python), STEPS (timed
-# steps per row, default 30), ROW_TIMEOUT (seconds per row in --run, default 150).
+# steps per row, default 30), ROW_TIMEOUT (seconds per row in --run, default 150),
+# SUITE_SECONDS (--run skips the rows left once this many have passed, default 450: with the
+# machine's start the call stays inside 8 minutes).
 set -uo pipefail
 mode=${1:-}
 dir=${2:?usage: bash bench/device_suite.sh --prepare|--run DIR [ROW ...]}
@@ -75,8 +77,8 @@ prepare() {
 }
 
 run_rows() {
-  local python=${PYTHON:-python3} steps=${STEPS:-30} timeout=${ROW_TIMEOUT:-150}
-  local start=$SECONDS
+  local python=${PYTHON:-python3} steps=${STEPS:-30} row_timeout=${ROW_TIMEOUT:-150}
+  local budget=${SUITE_SECONDS:-450} start=$SECONDS timeout
   mkdir -p "$dir/results"
   "$python" -c "import jax; print('jax', jax.__version__, jax.devices())"
   while read -r name objective size batch precision flags; do
@@ -85,6 +87,12 @@ run_rows() {
     [[ -d "$dir/$name" ]] || { echo "== $name: not prepared"; continue; }
     local check=""
     [[ "$flags" == *--with_state* ]] && check="--check"
+    timeout=$((budget - (SECONDS - start)))
+    if ((timeout < 20)); then
+      echo "== $name: skipped, the suite's $budget s are spent (SUITE_SECONDS)"
+      continue
+    fi
+    ((timeout > row_timeout)) && timeout=$row_timeout
     echo "== $name ($((SECONDS - start)) s into the suite)"
     timeout "$timeout" "$python" bench/device_step.py "$dir/$name" $check --steps="$steps" \
       --output_json="$dir/results/$name.json" 2>&1 | grep -E "^(check:|error|[a-z_]+ [a-z0-9_]+-)" \
