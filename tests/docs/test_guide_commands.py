@@ -28,8 +28,10 @@ import official_runner
 from training.gin_config import ConfigError
 
 REPO_ROOT = official_runner.REPO_ROOT
+# Each study's README carries its command (issue #52): checked as the guides' are.
 GUIDE = sorted([os.path.join(REPO_ROOT, "README.md"), os.path.join(REPO_ROOT, "BUILD.md")] +
-               glob.glob(os.path.join(REPO_ROOT, "docs", "**", "*.md"), recursive=True))
+               glob.glob(os.path.join(REPO_ROOT, "docs", "**", "*.md"), recursive=True) +
+               glob.glob(os.path.join(REPO_ROOT, "studies", "**", "README.md"), recursive=True))
 FENCE = re.compile(r"^```(\w*)[^\n]*\n(.*?)^```", re.S | re.M)
 PYTHONS = {"python", "python3", "python3.11", ".venv/bin/python"}
 PIPS = {"pip", ".venv/bin/pip"}
