@@ -35,7 +35,7 @@ class ConfigError(UserError):
 
 # The packages of this library, whose modules a gin file may import (configs/finetune/*.gin
 # import their task modules: importing one only registers its configurables).
-LIBRARY_PACKAGES = ("bench", "data", "modeling", "tasks", "training")
+LIBRARY_PACKAGES = ("bench", "data", "modeling", "studies", "tasks", "training")
 
 
 def check_import(statement: gin.config_parser.ImportStatement):

@@ -165,7 +165,7 @@ def test_a_gin_file_with_dynamic_registration_is_refused_naming_its_file_and_lin
     official_runner.parse_config([str(evil)], [])
   assert str(error.value) == (
       f"--gin_file={evil}: 'from __gin__ import dynamic_registration' refused: a gin config "
-      "may import only this library's modules (bench, data, modeling, tasks, training), "
+      "may import only this library's modules (bench, data, modeling, studies, tasks, training), "
       f"since an import runs code; pass --allow_gin_imports only for a config you trust in "
       f"{evil} line 2")
   assert not marker.exists()
