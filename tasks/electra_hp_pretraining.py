@@ -148,8 +148,10 @@ def electra_hp_flop_terms(task: ElectraHpPretrainingTask) -> List[flop_count.Flo
   vocab = config.vocab_size
   generator = scaled_config(config, width_multiplier=task.generator_width_multiplier)
   terms = electra_flop_terms(task)
-  terms += flop_count.masked_lm_head_terms(generator.hidden_size, config, positions,
-                                           "sampling_head")
+  # The sampling head has no output bias (eq. 2: e(x') . h_S(c); modeling/electra_hp.py).
+  terms += [t for t in flop_count.masked_lm_head_terms(generator.hidden_size, config, positions,
+                                                       "sampling_head")
+            if t.name != "sampling_head/vocabulary_logits/bias"]
   # The generator trains on the focal loss; ELECTRA's cross-entropy is only reported.
   terms = [dataclasses.replace(t, backward_multiplier=flop_count.NO_GRADIENT)
            if t.name == "mlm_loss_softmax" else t for t in terms]

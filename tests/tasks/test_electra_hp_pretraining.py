@@ -1,6 +1,7 @@
 import numpy as np
 import pytest
 
+from tasks.electra_hp_pretraining import electra_hp_flop_terms
 from tasks.electra_hp_pretraining import ElectraHpPretrainingTask
 from tasks.electra_hp_pretraining import max_probability_bin_names
 from tests.kit.objectives import initial_step_result
@@ -44,3 +45,12 @@ def test_loss_falls_and_metrics_are_reported(method):
     for name in ("estimated_loss_correlation", "estimated_loss_correlation_original",
                  "estimated_loss_correlation_replaced"):
       assert -1.0 <= metrics[name] <= 1.0
+
+
+@pytest.mark.parametrize("method", ["hp_loss", "hp_dist"])
+def test_flop_terms_count_the_sampling_head_without_an_output_bias(method):
+  """The head has no output bias (eq. 2), so its FLOPs count none; the MLM head's has one."""
+  names = [term.name for term in electra_hp_flop_terms(_task(method))]
+  assert "sampling_head/vocabulary_logits" in names
+  assert "sampling_head/vocabulary_logits/bias" not in names
+  assert "generator_mlm_head/vocabulary_logits/bias" in names
