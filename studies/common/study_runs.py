@@ -214,9 +214,8 @@ def _run_in_process(mode: str, gin_files: Sequence[str], bindings: Sequence[str]
   with contextlib.chdir(official_runner.REPO_ROOT):
     gin.clear_config()
     official_runner.parse_config(list(gin_files), list(bindings))
-    with open(os.path.join(model_dir, config_file(mode)), "w", encoding="utf-8") as f:
-      f.write(gin.config_str())
-    run_experiment(mode, model_dir)
+    # The run's record is written once the run is accepted, as the runner's main does.
+    run_experiment(mode, model_dir, record=official_runner.run_record(model_dir, mode))
     gin.clear_config()
 
 
