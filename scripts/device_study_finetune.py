@@ -12,7 +12,7 @@ objective, as bench/device_pretrain.py wrote it back. For each one this
 2. fine-tunes it on every task of the recipe with the recipe's seeds, as the sample-efficiency
    study fine-tunes its checkpoints (studies/sample_efficiency/sample_efficiency.py's
    `finetuning_data` and `finetune`: the same records, bindings, epochs and seeds; only the
-   recipe's encoder bindings are left out: the imported run gives the encoder);
+   recipe's encoder bindings give way to the imported run's encoder);
 3. prints a table of each task's dev score per objective, mean ± std over the seeds, with the
    training FLOPs and steps each reached and where it trained, and writes it to
    WORK/results.md and WORK/results.json.
@@ -37,6 +37,7 @@ from data.user_error import user_error_message
 from studies.common import study_recipe
 from studies.common import study_report
 from studies.sample_efficiency import sample_efficiency
+from training import run_encoder
 
 FLAGS = flags.FLAGS  # --work_dir, --recipe, --recipe_param, --objectives, --finetune_epochs:
 # the sample-efficiency study's own flags (defined by importing it)
@@ -116,9 +117,6 @@ def run(device_dir: str, work_dir: str, recipe: study_recipe.Recipe, objectives)
   os.makedirs(work_dir, exist_ok=True)
   runs = {objective: imported_run(folder, record, work_dir, objective)
           for objective, (folder, record) in found.items()}
-  # The imported run's gin record gives the encoder: the recipe's encoder bindings (its own
-  # smaller encoder) would contradict it; the vocab size stays, the same as the run's.
-  finetuning = dataclasses.replace(recipe, encoder_bindings=())
   data_dirs = {task.name: sample_efficiency.finetuning_data(recipe, task, work_dir)
                for task in recipe.tasks}
   cells = []
@@ -126,6 +124,13 @@ def run(device_dir: str, work_dir: str, recipe: study_recipe.Recipe, objectives)
     folder, record = found[objective]
     print(f"{objective}: {record['step']} steps, {record['train_flops']:.3g} training FLOPs "
           f"({folder}), imported into {run_dir}", flush=True)
+    # The imported run's encoder in place of the recipe's (its smaller one; a task's gin file
+    # may bind one too), as its gin record states it; the vocab size is the recipe's, checked.
+    encoder = run_encoder.read_encoder_bindings(os.path.join(run_dir,
+                                                             import_device_state.RUN_CONFIG))
+    finetuning = dataclasses.replace(recipe, encoder_bindings=tuple(
+        f"encoder_config.{name} = {encoder[name]!r}" for name in ("size", "overrides")
+        if name in encoder))
     for task in recipe.tasks:
       result = sample_efficiency.finetune(finetuning, task, data_dirs[task.name], run_dir,
                                           run_dir, "device", work_dir, in_process=True)
