@@ -1,10 +1,10 @@
 r"""Fine-tunes the encoders the device study pretrained, with the study's tasks and seeds.
 
-  python -m scripts.device_study_finetune --device_dir=OUTPUT --work_dir=WORK \
+  python -m studies.sample_efficiency.device_finetune --device_dir=OUTPUT --work_dir=WORK \
       [--recipe=configs/study/kjv_toy.gin] [--recipe_param=...] [--objectives=electra,bert] \
       [--finetune_epochs=E]
 
-OUTPUT is `bash bench/device_study.sh --run`'s output folder: out_<objective>/ for each
+OUTPUT is `bash studies/sample_efficiency/device_study.sh --run`'s output folder: out_<objective>/ for each
 objective, as bench/device_pretrain.py wrote it back. For each one this
 
 1. imports it (bench.import_device_state) into WORK/<objective>_<hash of its encoder.json>/,
@@ -41,7 +41,7 @@ from training import run_encoder
 
 FLAGS = flags.FLAGS  # --work_dir, --recipe, --recipe_param, --objectives, --finetune_epochs:
 # the sample-efficiency study's own flags (defined by importing it)
-flags.DEFINE_string("device_dir", None, "bench/device_study.sh --run's OUTPUT folder "
+flags.DEFINE_string("device_dir", None, "studies/sample_efficiency/device_study.sh --run's OUTPUT folder "
                     "(out_<objective>/ for each objective).")
 
 
@@ -150,7 +150,7 @@ def main(argv):
   except UserError as error:
     sys.exit(f"error: {user_error_message(error)}")
   text = table(cells, recipe.tasks)
-  title = (f"{recipe.name}: pretrained through the exported step (bench/device_study.sh), "
+  title = (f"{recipe.name}: pretrained through the exported step (studies/sample_efficiency/device_study.sh), "
            f"fine-tuned here, {recipe.num_seeds} seeds")
   print(f"\n{title}\n\n{text}", flush=True)
   with open(os.path.join(work_dir, "results.md"), "w", encoding="utf-8") as f:

@@ -4,9 +4,9 @@
 # with the study's tasks and seeds (docs/device_step.md, "Pretraining through the exported
 # step").
 #
-#   bash bench/device_study.sh --prepare DIR              # here: .venv (TensorFlow) and .venv-jax
-#   bash bench/device_study.sh --run DIR [OBJECTIVE ...]  # there: python3 with numpy and jax
-#   bash bench/device_study.sh --finetune DIR [OBJECTIVE ...]   # here again, .venv
+#   bash studies/sample_efficiency/device_study.sh --prepare DIR              # here: .venv (TensorFlow) and .venv-jax
+#   bash studies/sample_efficiency/device_study.sh --run DIR [OBJECTIVE ...]  # there: python3 with numpy and jax
+#   bash studies/sample_efficiency/device_study.sh --finetune DIR [OBJECTIVE ...]   # here again, .venv
 #
 # OBJECTIVEs: electra, bert (none: both, in that order).
 # --prepare writes DIR/electra and DIR/bert (the steps, bench.export_step then
@@ -21,7 +21,7 @@
 #   One objective alone (--run DIR bert) with TRAIN_FLOPS set to the other call's budget
 #   splits the work across two calls; each call's folder is complete alone.
 # --finetune imports each OUTPUT/out_<objective> (bench.import_device_state) and fine-tunes
-#   it on the study's tasks with its seeds (scripts/device_study_finetune.py: configs/study/
+#   it on the study's tasks with its seeds (studies/sample_efficiency/device_finetune.py: configs/study/
 #   wordnet_plateau.gin's tasks where work_dirs/study/tasks exists, else configs/study/
 #   kjv_toy.gin's kjv_books), then prints dev accuracy per objective, mean ± std.
 #
@@ -41,10 +41,10 @@
 #     DIR/finetune), FINETUNE_FLAGS (e.g. --finetune_epochs=0.2 for a dry run).
 set -uo pipefail
 mode=${1:-}
-dir=${2:?usage: bash bench/device_study.sh --prepare|--run|--finetune DIR [OBJECTIVE ...]}
+dir=${2:?usage: bash studies/sample_efficiency/device_study.sh --prepare|--run|--finetune DIR [OBJECTIVE ...]}
 shift 2
 objectives=${*:-electra bert}
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 export TF_CPP_MIN_LOG_LEVEL=${TF_CPP_MIN_LOG_LEVEL:-2}
 for objective in $objectives; do
   [[ "$objective" == electra || "$objective" == bert ]] || {
@@ -142,7 +142,7 @@ run_objectives() {
   "$python" -c "import jax; print('jax', jax.__version__, jax.devices())"
   for objective in $objectives; do
     [[ -f "$dir/$objective/spec.json" ]] || {
-      echo "error: $dir/$objective is not prepared: bash bench/device_study.sh --prepare $dir"
+      echo "error: $dir/$objective is not prepared: bash studies/sample_efficiency/device_study.sh --prepare $dir"
       return 1; }
   done
   if [[ -n "${TRAIN_FLOPS:-}" ]]; then
@@ -205,7 +205,7 @@ finetune() {
   local list
   list=$(echo "$objectives" | tr ' ' ',')
   # shellcheck disable=SC2086  # FINETUNE_FLAGS: several flags
-  "$python" -m scripts.device_study_finetune --device_dir="${OUTPUT:-$dir}" \
+  "$python" -m studies.sample_efficiency.device_finetune --device_dir="${OUTPUT:-$dir}" \
     --work_dir="${WORK_DIR:-$dir/finetune}" --recipe="$recipe" "${params[@]}" \
     --objectives="$list" ${FINETUNE_FLAGS:-}
 }
@@ -214,6 +214,6 @@ case "$mode" in
   --prepare) prepare ;;
   --run) run_objectives ;;
   --finetune) finetune ;;
-  *) echo "usage: bash bench/device_study.sh --prepare|--run|--finetune DIR [OBJECTIVE ...]" >&2
+  *) echo "usage: bash studies/sample_efficiency/device_study.sh --prepare|--run|--finetune DIR [OBJECTIVE ...]" >&2
      exit 2 ;;
 esac
