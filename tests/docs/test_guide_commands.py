@@ -291,7 +291,8 @@ def _anchors(path):
   return anchors
 
 
-LINKED = sorted(set(GUIDE + [os.path.join(REPO_ROOT, "bench", "RESULTS.md")]))
+LINKED = sorted(set(GUIDE + [os.path.join(REPO_ROOT, "bench", name)
+                               for name in ("RESULTS.md", "HISTORY.md")]))
 
 
 @pytest.mark.parametrize("path", LINKED, ids=[_rel(path) for path in LINKED])
