@@ -7,7 +7,10 @@ Layers, low to high:
   official_runner.py the library (never bench/, studies/ or scripts/)
   bench/             the library and itself (its shared setup: pretraining_setup, flops,
                      plotting, ...), never studies/: speed and cost only
-  studies/           the library and bench/ (issue #52); nothing else imports a study
+  studies/           the library and bench/ (issue #52); nothing else imports a study, and
+                     no other study imports the sample-efficiency one: every study calls
+                     studies/common/'s loop (study_plan, study_pretraining,
+                     study_finetuning, study_loop, study_cli)
   scripts/           anything (nothing below imports them)
 Inside data/ and training/, groups of modules (GROUPS) point down too (MAY_IMPORT):
   data/                 shared pieces (tokenization, text_reading, progress, ...): only data/'s
@@ -181,6 +184,25 @@ def test_the_library_imports_no_study_or_benchmark_and_bench_no_study():
                         "studies.ablations.ablations") == []
   assert upward_imports("from scripts import demo_report\n", "studies.common.x") == [
       "1: scripts.demo_report"]
+
+
+def test_no_other_study_imports_the_sample_efficiency_study():
+  """The shared loop is studies/common/'s (issue #52): ablations, adversarial dynamics and
+  the rest call it, not studies.sample_efficiency.sample_efficiency (its own folder may)."""
+  study = "studies.sample_efficiency.sample_efficiency"
+  own_folder = os.path.join("studies", "sample_efficiency") + os.sep
+  found = []
+  for path in layered_files():
+    if path.split(os.sep)[0] != "studies" or path.startswith(own_folder):
+      continue
+    module = path[:-len(".py")].replace(os.sep, ".")
+    with open(os.path.join(REPO, path), encoding="utf-8") as f:
+      found += [f"{path}:{line}" for line, name in imported_modules(f.read(), module)
+                if name == study or name.startswith(study + ".")]
+  assert not found, f"these import {study} (call studies/common/'s loop instead): {found}"
+  assert [name for _, name in imported_modules(
+      "from studies.sample_efficiency import sample_efficiency\n",
+      "studies.ablations.ablations")] == [study]
 
 
 @pytest.mark.parametrize("path", layered_files())

@@ -1,6 +1,6 @@
 """The ablation study's report: a held-out table per variant and a bar chart per task.
 
-Reads what studies/sample_efficiency/sample_efficiency.py's `run_study` returns (cells: one per variant and
+Reads what studies/common/study_loop.py's `run_study` returns (cells: one per variant and
 task at the study's one budget, `objective` = the variant's name; `pretraining`: variant
 -> [its run's result.json]) and the study's Variants. A `spread` names the runs of one
 config under other pretraining seeds (ELECTRA's): the yardstick every variant is read

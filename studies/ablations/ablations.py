@@ -14,8 +14,8 @@ Each is a VARIANTS entry: a registered objective (tasks/registry.py) and, where 
 is an option of ELECTRA rather than an objective, the gin files or bindings that set it
 (study_recipe.Variant).
 
-This is studies/sample_efficiency/sample_efficiency.py's study (its recipe, runs, folders and resumption) at one
-budget, its variants in place of objectives:
+This is the sample-efficiency study's loop (studies/common/study_loop.py's `run_study`: its
+recipe, runs, folders and resumption) at one budget, its variants in place of objectives:
 
 1. Each variant is pretrained for the recipe's budget_flops of training FLOPs, counted by
    bench/flops.py on the variant's own step (a same-size generator costs more, so share_*,
@@ -33,18 +33,17 @@ A finished run is never redone, so the study resumes where it stopped. The defau
 configs/study/ablations.gin, is the WordNet study's at 4.8e14 FLOPs (7,947 ELECTRA steps).
 """
 import dataclasses
-import json
-import os
 from typing import Dict, List, Sequence
 
 from absl import app
 from absl import flags
 
 from studies.ablations import ablation_report
-from studies.sample_efficiency import sample_efficiency
+from studies.common import study_cli
+from studies.common import study_loop
+from studies.common import study_plan
 from studies.common import study_recipe
 from studies.common import study_report
-from studies.common import study_runs
 from studies.common.study_recipe import Variant
 
 FLAGS = flags.FLAGS
@@ -120,17 +119,17 @@ def check_one_budget(recipe: study_recipe.Recipe):
 
 
 def plan(recipe: study_recipe.Recipe, variants: Sequence[Variant]) -> Dict:
-  """sample_efficiency's plan: each variant's FLOPs per step, steps, step bindings."""
+  """study_plan's plan: each variant's FLOPs per step, steps, step bindings."""
   check_one_budget(recipe)
-  return sample_efficiency.plan(recipe, list(variants))
+  return study_plan.plan(recipe, list(variants))
 
 
 def study(recipe: study_recipe.Recipe, variants: Sequence[Variant], work_dir: str,
           plot_path: str, in_process: bool = False, keep_checkpoints: bool = False) -> Dict:
   """Runs what is missing, then writes results.json, results.md and the PNG; returns results."""
   check_one_budget(recipe)
-  results = sample_efficiency.run_study(recipe, list(variants), work_dir, in_process,
-                                        keep_checkpoints)
+  results = study_loop.run_study(recipe, list(variants), work_dir, in_process,
+                                 keep_checkpoints)
   results["variants"] = [dataclasses.asdict(variant) for variant in variants]
   report = (f"# {recipe.name}: ablations at {recipe.budget_flops * recipe.budget_multiples[0]:.3g}"
             " training FLOPs\n\n## Held-out pretraining evaluation\n\n"
@@ -139,10 +138,7 @@ def study(recipe: study_recipe.Recipe, variants: Sequence[Variant], work_dir: st
             + study_report.markdown_table(results["cells"]) + "\n"
             + ablation_report.spread_table(results["cells"], SPREAD))
   print("\n" + report, flush=True)
-  with open(os.path.join(work_dir, "results.json"), "w", encoding="utf-8") as f:
-    json.dump(sample_efficiency.portable(results, work_dir, recipe.data_dir), f, indent=1)
-  with open(os.path.join(work_dir, "results.md"), "w", encoding="utf-8") as f:
-    f.write(report)
+  study_loop.write_results(results, work_dir, recipe.data_dir, report)
   ablation_report.plot(results["cells"], plot_path,
                        f"{recipe.name}: dev score per variant (mean ± std over seeds)", SPREAD)
   return results
@@ -158,28 +154,17 @@ def main(argv):
     variants = select(FLAGS.variants)
   except ValueError as error:
     raise SystemExit(f"error: {error}") from None
-  recipe = sample_efficiency.recipe_from_flags()
+  recipe = study_cli.recipe_from_flags()
   try:
     check_one_budget(recipe)
   except ValueError as error:
     raise SystemExit(f"error: {error}") from None
-  if FLAGS.plan_only:
-    print(json.dumps(plan(recipe, variants), indent=1))
-    return
-  sample_efficiency.check_before_running(recipe)
-  work_dir = os.path.abspath(FLAGS.work_dir)
-  study_runs.set_run_limit(FLAGS.runs_per_process if FLAGS.in_process else None)
-  try:
-    results = study(recipe, variants, work_dir,
-                    os.path.abspath(FLAGS.plot) if FLAGS.plot
-                    else os.path.join(work_dir, "ablations.png"),
-                    FLAGS.in_process, FLAGS.keep_finetuning_checkpoints)
-  except study_runs.RunLimitReached:
-    sample_efficiency.start_afresh("studies.ablations.ablations")
-  except study_runs.ConfigChanged as error:
-    raise SystemExit(f"error: {error}") from None
-  print(json.dumps(dict(results=os.path.join(work_dir, "results.json"),
-                        cells=len(results["cells"]))))
+  study_cli.run_main(
+      recipe, "studies.ablations.ablations", "ablations.png",
+      plan=lambda: plan(recipe, variants),
+      study=lambda work_dir, plot_path: study(recipe, variants, work_dir, plot_path,
+                                              FLAGS.in_process,
+                                              FLAGS.keep_finetuning_checkpoints))
 
 
 if __name__ == "__main__":

@@ -37,7 +37,8 @@ from absl import flags
 
 from studies.ablations import ablations
 from bench import plotting
-from studies.sample_efficiency import sample_efficiency
+from studies.common import study_cli
+from studies.common import study_plan
 from studies.common import study_runs
 
 FLAGS = flags.FLAGS
@@ -77,19 +78,18 @@ def plan_runs(recipe, settings: Sequence[str], steps: int, interval: int) -> Dic
     raise ValueError(f"--steps ({steps}) must be a positive multiple of --interval "
                      f"({interval})")
   (variant,) = ablations.select(["adversarial"])
-  schedule_steps = sample_efficiency.unit_steps(
-      recipe, sample_efficiency.step_flops(recipe, variant))
+  schedule_steps = study_plan.unit_steps(recipe, study_plan.step_flops(recipe, variant))
   if steps > schedule_steps:
     raise ValueError(f"--steps ({steps}) is past the study run's {schedule_steps} steps")
-  bindings = sample_efficiency.pretraining_bindings(recipe, variant, schedule_steps,
-                                                    checkpoint_interval=schedule_steps)
+  bindings = study_plan.pretraining_bindings(recipe, variant, schedule_steps,
+                                             checkpoint_interval=schedule_steps)
   bindings += [f"create_optimizer.schedule_steps = {schedule_steps}",
                f"TrainerConfig.train_steps = {steps}",
                f"TrainerConfig.steps_per_loop = {interval}",
                f"TrainerConfig.summary_interval = {interval}",
                f"TrainerConfig.checkpoint_interval = {steps}",
                "TrainerConfig.max_to_keep = 1"]
-  gin_files = sample_efficiency.pretraining_gin_files(recipe, variant)
+  gin_files = study_plan.pretraining_gin_files(recipe, variant)
   return {setting: dict(gin_files=gin_files, bindings=bindings + list(SETTINGS[setting]),
                         schedule_steps=schedule_steps) for setting in settings}
 
@@ -169,13 +169,13 @@ def main(argv):
     FLAGS.recipe = ablations.DEFAULT_RECIPE
   if not FLAGS["num_points"].present:
     FLAGS.num_points = 1
-  recipe = sample_efficiency.recipe_from_flags()
+  recipe = study_cli.recipe_from_flags()
   work_dir = os.path.abspath(FLAGS.work_dir)
   try:
     plans = plan_runs(recipe, FLAGS.settings, FLAGS.steps, FLAGS.interval)
   except ValueError as error:
     raise SystemExit(f"error: {error}") from None
-  sample_efficiency.check_before_running(recipe)
+  study_cli.check_before_running(recipe)
   try:
     study(recipe, plans, FLAGS.steps, work_dir, FLAGS.in_process)
   except study_runs.ConfigChanged as error:

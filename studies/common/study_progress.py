@@ -25,7 +25,7 @@ class StudyProgress:
 
   @classmethod
   def from_plan(cls, plan: Dict) -> "StudyProgress":
-    """From sample_efficiency.plan's {pretraining: {name: {step_flops, run_steps}},
+    """From study_plan.plan's {pretraining: {name: {step_flops, run_steps}},
     finetuning_runs}."""
     runs = [(entry["step_flops"], steps) for entry in plan["pretraining"].values()
             for steps in entry["run_steps"]]

@@ -10,7 +10,7 @@ objective, as bench/device_pretrain.py wrote it back. For each one this
 1. imports it (bench.import_device_state) into WORK/<objective>_<hash of its encoder.json>/,
    a run with its gin record, so that fine-tuning needs no encoder bindings;
 2. fine-tunes it on every task of the recipe with the recipe's seeds, as the sample-efficiency
-   study fine-tunes its checkpoints (studies/sample_efficiency/sample_efficiency.py's
+   study fine-tunes its checkpoints (studies/common/study_finetuning.py's
    `finetuning_data` and `finetune`: the same records, bindings, epochs and seeds; only the
    recipe's encoder bindings give way to the imported run's encoder);
 3. prints a table of each task's dev score per objective, mean ± std over the seeds, with the
@@ -34,13 +34,15 @@ from absl import flags
 from bench import import_device_state
 from data.user_error import UserError
 from data.user_error import user_error_message
+from studies.common import study_cli
+from studies.common import study_finetuning
+from studies.common import study_loop
 from studies.common import study_recipe
 from studies.common import study_report
-from studies.sample_efficiency import sample_efficiency
 from training import run_encoder
 
 FLAGS = flags.FLAGS  # --work_dir, --recipe, --recipe_param, --objectives, --finetune_epochs:
-# the sample-efficiency study's own flags (defined by importing it)
+# the studies' shared flags (defined by importing studies/common/study_cli.py)
 flags.DEFINE_string("device_dir", None, "studies/sample_efficiency/device_study.sh --run's OUTPUT folder "
                     "(out_<objective>/ for each objective).")
 
@@ -52,7 +54,7 @@ def _lines(path: str):
 
 def check_vocab(record: dict, recipe: study_recipe.Recipe, device_output: str):
   """UserError unless the encoder pretrained on the recipe's vocab."""
-  recipe_vocab = os.path.join(sample_efficiency.REPO_ROOT, recipe.vocab_file)
+  recipe_vocab = os.path.join(study_cli.REPO_ROOT, recipe.vocab_file)
   size = recipe.vocab_size()
   if record["encoder"]["vocab_size"] != size:
     raise UserError(f"{device_output}: the encoder has a vocab of "
@@ -117,7 +119,7 @@ def run(device_dir: str, work_dir: str, recipe: study_recipe.Recipe, objectives)
   os.makedirs(work_dir, exist_ok=True)
   runs = {objective: imported_run(folder, record, work_dir, objective)
           for objective, (folder, record) in found.items()}
-  data_dirs = {task.name: sample_efficiency.finetuning_data(recipe, task, work_dir)
+  data_dirs = {task.name: study_finetuning.finetuning_data(recipe, task, work_dir)
                for task in recipe.tasks}
   cells = []
   for objective, run_dir in runs.items():
@@ -132,8 +134,8 @@ def run(device_dir: str, work_dir: str, recipe: study_recipe.Recipe, objectives)
         f"encoder_config.{name} = {encoder[name]!r}" for name in ("size", "overrides")
         if name in encoder))
     for task in recipe.tasks:
-      result = sample_efficiency.finetune(finetuning, task, data_dirs[task.name], run_dir,
-                                          run_dir, "device", work_dir, in_process=True)
+      result = study_finetuning.finetune(finetuning, task, data_dirs[task.name], run_dir,
+                                         run_dir, "device", work_dir, in_process=True)
       cells.append(dict(objective=objective, task=task.name, metric=task.metric,
                         steps=record["step"], flops=record["train_flops"],
                         finished=record.get("finished", False), device=_device(folder),
@@ -143,7 +145,7 @@ def run(device_dir: str, work_dir: str, recipe: study_recipe.Recipe, objectives)
 
 def main(argv):
   del argv
-  recipe = sample_efficiency.recipe_from_flags()
+  recipe = study_cli.recipe_from_flags()
   work_dir = os.path.abspath(FLAGS.work_dir)
   try:
     cells = run(FLAGS.device_dir, work_dir, recipe, list(FLAGS.objectives))
@@ -153,12 +155,8 @@ def main(argv):
   title = (f"{recipe.name}: pretrained through the exported step (studies/sample_efficiency/device_study.sh), "
            f"fine-tuned here, {recipe.num_seeds} seeds")
   print(f"\n{title}\n\n{text}", flush=True)
-  with open(os.path.join(work_dir, "results.md"), "w", encoding="utf-8") as f:
-    f.write(f"# {title}\n\n{text}\n")
-  with open(os.path.join(work_dir, "results.json"), "w", encoding="utf-8") as f:
-    json.dump(sample_efficiency.portable(dict(recipe=study_recipe.as_dict(recipe),
-                                              cells=cells), work_dir, recipe.data_dir), f,
-              indent=1)
+  study_loop.write_results(dict(recipe=study_recipe.as_dict(recipe), cells=cells), work_dir,
+                           recipe.data_dir, f"# {title}\n\n{text}\n")
 
 
 if __name__ == "__main__":

@@ -9,7 +9,7 @@ import pytest
 
 from studies.ablations import ablation_report
 from studies.ablations import ablations
-from studies.sample_efficiency import sample_efficiency
+from studies.common import study_plan
 from studies.common import study_recipe
 from tests.kit.paths import SAMPLE_VOCAB
 from tests.kit.tiny_study import attempt_logs
@@ -29,7 +29,7 @@ def _plan_recipe(budget_flops):
 def test_each_variant_gets_the_steps_its_own_flops_buy_and_two_stage_switches_at_half():
   variants = ablations.select(["electra", "share_none", "share_all", "generator_1_8",
                                "two_stage"])
-  electra_flops = sample_efficiency.step_flops(_plan_recipe(1.0), "electra")
+  electra_flops = study_plan.step_flops(_plan_recipe(1.0), "electra")
   recipe = _plan_recipe(400 * electra_flops)  # 400 ELECTRA steps
   plan = ablations.plan(recipe, variants)["pretraining"]
   flops = {name: entry["step_flops"] for name, entry in plan.items()}
@@ -52,7 +52,7 @@ def test_each_variant_gets_the_steps_its_own_flops_buy_and_two_stage_switches_at
       [f"TwoStageElectraPretrainingTask.generator_steps = {two_stage_steps // 2}",
        f"TwoStageElectraPretrainingTask.switch_warmup_steps = {int(0.05 * two_stage_steps)}"]]
   # A plain objective is its own variant: the sample-efficiency study's settings unchanged.
-  assert sample_efficiency.plan(recipe, ["electra"])["pretraining"]["electra"] == plan["electra"]
+  assert study_plan.plan(recipe, ["electra"])["pretraining"]["electra"] == plan["electra"]
 
 
 def test_unknown_variant_or_several_budgets_is_a_one_line_error():
@@ -67,14 +67,14 @@ def test_unknown_variant_or_several_budgets_is_a_one_line_error():
 @pytest.mark.slow
 def test_tiny_ablation_of_two_variants_end_to_end_then_again_without_redoing_a_run(tmp_path):
   recipe = tiny_recipe(tmp_path)
-  electra_flops = sample_efficiency.step_flops(recipe, "electra")
+  electra_flops = study_plan.step_flops(recipe, "electra")
   recipe = dataclasses.replace(recipe, tasks=recipe.tasks[:1], budget_multiples=(1,),
                                num_seeds=1, budget_flops=4 * electra_flops)
   variants = ablations.select(["electra", "two_stage"])
   work_dir, plot_path = str(tmp_path / "ablations"), str(tmp_path / "ablations.png")
   results = ablations.study(recipe, variants, work_dir, plot_path, in_process=True)
 
-  two_stage_steps = round(4 * electra_flops / sample_efficiency.step_flops(recipe, variants[1]))
+  two_stage_steps = round(4 * electra_flops / study_plan.step_flops(recipe, variants[1]))
   assert [(c["objective"], c["steps"], c["task"], len(c["scores"])) for c in results["cells"]] == [
       ("no_pretraining", 0, "single", 1), ("electra", 4, "single", 1),
       ("two_stage", two_stage_steps, "single", 1)]
@@ -84,7 +84,7 @@ def test_tiny_ablation_of_two_variants_end_to_end_then_again_without_redoing_a_r
   assert (two_stage["objective"], two_stage["variant"]) == ("two_stage_electra", "two_stage")
   assert two_stage["bindings"][-1] == (
       f"TwoStageElectraPretrainingTask.generator_steps = {two_stage_steps // 2}")
-  assert "variant" not in electra  # a plain objective's record is sample_efficiency's
+  assert "variant" not in electra  # a plain objective's record is the sample-efficiency study's
   assert {"disc_auc", "masked_lm_accuracy"} <= set(two_stage["heldout_evaluation"])
   attempts = attempt_logs(work_dir)
   assert len(attempts) == 1 + 2 + 3  # 1 data set, 2 pretraining runs, 3 encoders x 1 seed

@@ -10,7 +10,7 @@ import tensorflow as tf
 
 from studies.adversarial_dynamics import adversarial_dynamics
 from studies.ablations import ablations
-from studies.sample_efficiency import sample_efficiency
+from studies.common import study_plan
 from studies.common import study_runs
 from tests.kit.tiny_study import attempt_logs
 from tests.kit.tiny_study import tiny_recipe
@@ -24,7 +24,7 @@ def _recipe(tmp_path):
   recipe = dataclasses.replace(tiny_recipe(tmp_path), budget_multiples=(1,))
   (variant,) = ablations.select(["adversarial"])
   return dataclasses.replace(
-      recipe, budget_flops=STUDY_STEPS * sample_efficiency.step_flops(recipe, variant))
+      recipe, budget_flops=STUDY_STEPS * study_plan.step_flops(recipe, variant))
 
 
 def test_bindings_cut_the_study_run_and_keep_its_schedule(tmp_path):

@@ -9,10 +9,15 @@ import numpy as np
 import pytest
 
 from studies.common import dev_subset
-from studies.sample_efficiency import sample_efficiency
+from studies.common import study_cli
+from studies.common import study_finetuning
+from studies.common import study_loop
+from studies.common import study_plan
+from studies.common import study_pretraining
 from studies.common import study_recipe
 from studies.common import study_report
 from studies.common import study_runs
+from studies.sample_efficiency import sample_efficiency
 from tests.kit.paths import SAMPLE_VOCAB
 from tests.kit.tiny_study import attempt_logs as _attempt_logs
 from tests.kit.tiny_study import tiny_recipe as _tiny_recipe
@@ -44,10 +49,10 @@ def test_table_has_mean_and_sample_std_over_seeds_per_objective_budget_and_task(
 def test_budgets_are_checkpoints_of_one_run_or_one_run_each():
   recipe = study_recipe.Recipe(vocab_file=SAMPLE_VOCAB, train_records="x", eval_records="x",
                                budget_flops=1.0, budget_multiples=(1, 2, 4), tasks=(TASK,))
-  assert sample_efficiency.planned_runs(recipe, unit_steps=5) == [
+  assert study_plan.planned_runs(recipe, unit_steps=5) == [
       dict(steps=20, multiples=[1, 2, 4], checkpoint_interval=5)]
   separate = dataclasses.replace(recipe, budget_multiples=(2, 4), budget_schedule="runs")
-  assert sample_efficiency.planned_runs(separate, unit_steps=5) == [
+  assert study_plan.planned_runs(separate, unit_steps=5) == [
       dict(steps=10, multiples=[2], checkpoint_interval=10),
       dict(steps=20, multiples=[4], checkpoint_interval=20)]
   with pytest.raises(ValueError, match="budget_multiples must be increasing"):
@@ -73,13 +78,13 @@ def test_presets_parse_and_fill_in_the_data_dir():
 
 
 def test_results_file_names_no_folder_of_the_machine_it_ran_on(tmp_path):
-  work_dir, repo = str(tmp_path / "study"), sample_efficiency.REPO_ROOT
+  work_dir, repo = str(tmp_path / "study"), study_loop.REPO_ROOT
   results = dict(recipe=dict(data_dir="/data/s", vocab_file="/data/s/vocab.txt",
                              other="/data/study2/x"),
                  cells=[dict(run_dirs=[f"{work_dir}/no_pretraining/finetune/seed_0"],
                              checkpoint=f"{work_dir}/pretrain/electra_1/ckpt-5", steps=5)],
                  pretraining=dict(gin_files=[f"{repo}/configs/pretrain/electra_small.gin"]))
-  assert sample_efficiency.portable(results, work_dir, "/data/s/") == dict(
+  assert study_loop.portable(results, work_dir, "/data/s/") == dict(
       recipe=dict(data_dir="{data_dir}", vocab_file="{data_dir}/vocab.txt",
                   other="/data/study2/x"),
       cells=[dict(run_dirs=["no_pretraining/finetune/seed_0"],
@@ -98,7 +103,7 @@ def test_tiny_study_end_to_end_then_again_without_redoing_a_run(tmp_path, capsys
   assert progress[0] == ("progress: pretraining 0/1 runs, fine-tuning 1/12 runs; time left "
                          "known after the first pretraining run")
   assert progress[-1] == "progress: pretraining 1/1 runs, fine-tuning 12/12 runs; all done"
-  step_flops = sample_efficiency.step_flops(recipe, "electra")
+  step_flops = study_plan.step_flops(recipe, "electra")
 
   # One pretraining run to the larger budget (1 step a unit: budget_flops is 1 FLOP), its
   # checkpoints at 1 and 2 steps; random init and each checkpoint x 2 tasks x 2 seeds.
@@ -116,7 +121,7 @@ def test_tiny_study_end_to_end_then_again_without_redoing_a_run(tmp_path, capsys
   attempts = _attempt_logs(work_dir)
   # 2 data sets, 1 pretraining run, 3 encoders x 2 tasks x 2 seeds fine-tuned.
   assert len(attempts) == 2 + 1 + 12
-  assert sample_efficiency.plan(recipe, ["electra"]) == dict(finetuning_runs=12, pretraining=dict(
+  assert study_plan.plan(recipe, ["electra"]) == dict(finetuning_runs=12, pretraining=dict(
       electra=dict(step_flops=step_flops, budget_steps=[1, 2], run_steps=[2])))
   assert all(len(log.splitlines()) == 1 for log in attempts.values())
   for cell in results["cells"]:
@@ -167,7 +172,7 @@ def test_tiny_study_end_to_end_then_again_without_redoing_a_run(tmp_path, capsys
   with open(os.path.join(work_dir, "results.json")) as f:
     written = f.read()
   assert work_dir not in written
-  assert json.loads(written)["cells"] == json.loads(json.dumps(sample_efficiency.portable(
+  assert json.loads(written)["cells"] == json.loads(json.dumps(study_loop.portable(
       results, work_dir, recipe.data_dir)["cells"]))
   with open(os.path.join(work_dir, "results.md")) as f:
     table = f.read().splitlines()
@@ -253,11 +258,11 @@ def test_budget_flag_shortcuts_split_the_largest_budget_into_equal_points():
   flags.FLAGS.mark_as_parsed()
   try:
     with flagsaver.flagsaver(budget_flops=1.5e13, num_points=2, learning_rate=5e-4):
-      assert sample_efficiency.shortcut_params() == [
+      assert study_cli.shortcut_params() == [
           "Recipe.budget_multiples = [1, 2]", "Recipe.budget_flops = 7500000000000.0",
           "Recipe.learning_rate = 0.0005"]
     with flagsaver.flagsaver(num_points=4):
-      assert sample_efficiency.shortcut_params() == ["Recipe.budget_multiples = [1, 2, 3, 4]"]
+      assert study_cli.shortcut_params() == ["Recipe.budget_multiples = [1, 2, 3, 4]"]
   finally:
     if not was_parsed:
       flags.FLAGS.unparse_flags()
@@ -285,13 +290,14 @@ def test_a_pretraining_folder_is_named_the_same_from_another_checkout(tmp_path, 
     raise InterruptedError
 
   monkeypatch.setattr(study_runs, "run", record_and_stop)
-  monkeypatch.setattr(sample_efficiency, "step_flops", lambda *_: 1e9)
+  # study_plan.pretraining_runs looks these up in study_plan when pretrain calls it.
+  monkeypatch.setattr(study_plan, "step_flops", lambda *_: 1e9)
   for checkout in ("/a/checkout", "/another/one"):
-    monkeypatch.setattr(sample_efficiency, "REPO_ROOT", checkout)
-    monkeypatch.setattr(sample_efficiency, "pretraining_gin_files", lambda *_, c=checkout: [
+    monkeypatch.setattr(study_plan, "REPO_ROOT", checkout)
+    monkeypatch.setattr(study_plan, "pretraining_gin_files", lambda *_, c=checkout: [
         f"{c}/configs/pretrain/electra_small.gin", "configs/study/extra.gin"])
     with pytest.raises(InterruptedError):
-      sample_efficiency.pretrain(recipe, "electra", str(tmp_path))
+      study_pretraining.pretrain(recipe, "electra", str(tmp_path))
   assert len(started) == 2 and started[0] == started[1]
   assert started[0].startswith("electra_")
 
@@ -304,7 +310,7 @@ def test_a_finetuning_folder_is_named_the_same_wherever_the_study_lies(tmp_path,
 
   def runs_dir(work_dir, steps=10):
     parent = os.path.join(work_dir, "pretrain", "electra_10_steps_0")
-    return sample_efficiency.finetuning_runs_dir(
+    return study_finetuning.finetuning_runs_dir(
         recipe, TASK, os.path.join(work_dir, "data", "t_64_0"),
         os.path.join(parent, f"ckpt-{steps}"), parent, f"step_{steps}", work_dir)
 
@@ -313,7 +319,7 @@ def test_a_finetuning_folder_is_named_the_same_wherever_the_study_lies(tmp_path,
   assert os.path.dirname(runs_dir(moved)) == os.path.join(
       moved, "pretrain", "electra_10_steps_0", "finetune")
   assert runs_dir(here) != runs_dir(here, steps=20)  # another checkpoint, another folder
-  random_init = [sample_efficiency.finetuning_runs_dir(
+  random_init = [study_finetuning.finetuning_runs_dir(
       recipe, TASK, os.path.join(work_dir, "data", "t_64_0"), "", work_dir, "random_init",
       work_dir) for work_dir in (here, moved)]
   assert os.path.basename(random_init[0]) == os.path.basename(random_init[1])
