@@ -31,11 +31,18 @@ $(JAX_STAMP): requirements-jax.txt
 # The jax environment alone (make test makes it too).
 jax-env: $(JAX_STAMP)
 
+# Two pytest-xdist workers (TEST_WORKERS=N for more cores, =0 for one process): most of a
+# test is single-threaded Python (tracing, building models), and one long-lived process slows
+# down as it accumulates the state of 1,400 tests. tests/conftest.py keeps a file whose
+# module fixtures are built once, and a shared session fixture's tests, on one worker.
+TEST_WORKERS ?= 2
+PYTEST := $(PY) -m pytest -q -n $(TEST_WORKERS) --dist loadgroup --no-loadscope-reorder
+
 test: $(STAMP) $(JAX_STAMP)
-	$(PY) -m pytest -q tests
+	$(PYTEST) tests
 
 test-fast: $(STAMP) $(JAX_STAMP)
-	$(PY) -m pytest -q -m "not slow" tests
+	$(PYTEST) -m "not slow" tests
 
 demo: $(STAMP)
 	bash scripts/demo.sh $(PY)

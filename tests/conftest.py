@@ -19,12 +19,54 @@ def _split_cpu_into_two_logical_devices():
 _split_cpu_into_two_logical_devices()
 
 
+# Fixtures computed once a session and read by tests of several files: under pytest-xdist
+# (`make test` runs two workers) their tests go to one worker, so each is computed once.
+SHARED_SESSION_FIXTURES = ("checked_steps", "trained")
+_CONFTEST_DIRS = (os.path.dirname(os.path.abspath(__file__)),
+                  os.path.join(os.path.dirname(os.path.abspath(__file__)), "data"))
+
+
+def _xdist_group(item):
+  """The item's pytest-xdist group, or None (any worker may run it alone).
+
+  The tests of a shared session fixture are one group; so are a file's tests where it reads
+  a module- or session-scoped fixture of its own (built once, not once per worker). The
+  conftest files' session fixtures are cheap and built by each worker."""
+  names = getattr(item, "fixturenames", ())
+  for fixture in SHARED_SESSION_FIXTURES:
+    if fixture in names:
+      return fixture
+  info = getattr(item, "_fixtureinfo", None)
+  for definitions in (info.name2fixturedefs.values() if info else ()):
+    for definition in definitions:
+      location = os.path.dirname(getattr(definition, "baseid", "") or "")
+      if definition.scope in ("module", "package", "session") and not any(
+          os.path.abspath(location) == directory for directory in _CONFTEST_DIRS) and (
+              definition.baseid):
+        return item.nodeid.split("::")[0]
+  return None
+
+
+@pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(config, items):
-  """The exported-step tests (tests/bench/test_export_step.py) run last, and the exports and
-  jax checks they read start now, in the background at low priority: XLA compiling a dozen
-  steps on the core the rest of the suite leaves idle, instead of ~5 minutes on their own."""
-  del config
+  """Under pytest-xdist (`make test`: two workers), each file's tests (and the tests of a
+  shared session fixture) are one group that one worker runs, so module and session fixtures
+  are built once; the exported steps' tests (tests/bench/test_export_step.py) go first, one
+  worker exporting and checking while the other runs the rest.
+
+  In one process, the exported-step tests run last and their exports and jax checks start
+  now, in the background at low priority: XLA compiling a dozen steps on the core the rest
+  of the suite leaves idle, instead of ~5 minutes on their own."""
   late = [item for item in items if "checked_steps" in getattr(item, "fixturenames", ())]
+  if os.environ.get("PYTEST_XDIST_WORKER"):
+    for item in items:
+      group = _xdist_group(item)
+      if group:
+        item.add_marker(pytest.mark.xdist_group(group))
+    if late and len(late) < len(items):
+      items[:] = late + [item for item in items if item not in late]
+    return
+  del config
   if late and len(late) < len(items):
     items[:] = [item for item in items if item not in late] + late
   if late:
