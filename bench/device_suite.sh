@@ -19,6 +19,7 @@ dir=${2:?usage: bash bench/device_suite.sh --prepare|--run DIR [ROW ...]}
 shift 2
 wanted=" $* "
 cd "$(dirname "$0")/.."
+source bench/device_prepare.sh  # make_portable, check_carry_size
 
 # name objective size batch precision [export flags]: ELECTRA-Base and -Small at 128 tokens in
 # mixed_bfloat16, ours against Model Garden's, at the paper batch (Base 256, Small 128) and one
@@ -64,16 +65,9 @@ prepare() {
     "$python" -m bench.export_step --objective="$objective" --size="$size" \
       --batch_size="$batch" --seq_length=128 --precision="$precision" $flags \
       --output_dir="$dir/$name" 2>&1 | grep -E "^(exported|error)" || return 1
-    "$jax_python" bench/device_step.py "$dir/$name" --make_portable >/dev/null || return 1
-    echo "   $name: $(du -sh "$dir/$name" | cut -f1) in $((SECONDS - row_start)) s"
+    make_portable "$jax_python" "$dir/$name" "$row_start" || return 1
   done <<< "$ROWS"
-  local bytes
-  bytes=$(du -sb "$dir" | cut -f1)
-  echo "prepared $dir: $((bytes / 1048576)) MiB in $((SECONDS - start)) s"
-  if ((bytes > 60 * 1048576)); then
-    echo "error: $dir is over 60 MiB: a device call carries 64 MiB with the working tree"
-    return 1
-  fi
+  check_carry_size "$dir" "$start"
 }
 
 run_rows() {

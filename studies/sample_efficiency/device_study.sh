@@ -45,6 +45,7 @@ dir=${2:?usage: bash studies/sample_efficiency/device_study.sh --prepare|--run|-
 shift 2
 objectives=${*:-electra bert}
 cd "$(dirname "$0")/../.."
+source bench/device_prepare.sh  # make_portable, check_carry_size
 export TF_CPP_MIN_LOG_LEVEL=${TF_CPP_MIN_LOG_LEVEL:-2}
 for objective in $objectives; do
   [[ "$objective" == electra || "$objective" == bert ]] || {
@@ -100,17 +101,10 @@ json.load(open('$dir/$objective/spec.json'))['flops']['executed_train']))") || r
       echo "   $objective: schedule of $steps steps (TARGET_FLOPS ${TARGET_FLOPS:-1e16})," \
            "warm-up ${WARMUP_FRACTION:-0.1} of it, then linear decay to 0"
     done
-    "$jax_python" bench/device_step.py "$dir/$objective" --make_portable >/dev/null || return 1
-    echo "   $objective: $(du -sh "$dir/$objective" | cut -f1) in $((SECONDS - row_start)) s"
+    make_portable "$jax_python" "$dir/$objective" "$row_start" || return 1
   done
   echo "${TARGET_FLOPS:-1e16}" > "$dir/target_flops"  # --run's default TARGET_FLOPS
-  local bytes
-  bytes=$(du -sb "$dir" | cut -f1)
-  echo "prepared $dir: $((bytes / 1048576)) MiB in $((SECONDS - start)) s"
-  if ((bytes > 60 * 1048576)); then
-    echo "error: $dir is over 60 MiB: a device call carries 64 MiB with the working tree"
-    return 1
-  fi
+  check_carry_size "$dir" "$start"
 }
 
 # budget TIME_LEFT TARGET WARMUP_JSON...: prints "FLOPS objective:max_seconds ..." (equal
