@@ -19,8 +19,8 @@ objective, as bench/device_pretrain.py wrote it back. For each one this
 
 A run with a result.json is never redone, so a second call only prints the table again.
 The recipe's vocab must be the token file's (the one the encoder pretrained on): it stops
-with one line, before writing anything, where it is not. It lives in scripts/ as it joins
-bench/ (the import) and studies/ (the study's fine-tuning), which bench/ never imports
+with one line, before writing anything, where it is not. It joins bench/ (the import) and
+the study's fine-tuning stage; a study may import bench/, never the reverse
 (tests/test_import_graph.py).
 """
 import dataclasses
@@ -32,6 +32,7 @@ from absl import app
 from absl import flags
 
 from bench import import_device_state
+from data import tokenization
 from data.user_error import UserError
 from data.user_error import user_error_message
 from studies.common import study_cli
@@ -47,11 +48,6 @@ flags.DEFINE_string("device_dir", None, "studies/sample_efficiency/device_study.
                     "(out_<objective>/ for each objective).")
 
 
-def _lines(path: str):
-  with open(path, encoding="utf-8") as f:
-    return [line.rstrip("\n") for line in f if line.strip()]
-
-
 def check_vocab(record: dict, recipe: study_recipe.Recipe, device_output: str):
   """UserError unless the encoder pretrained on the recipe's vocab."""
   recipe_vocab = os.path.join(study_cli.REPO_ROOT, recipe.vocab_file)
@@ -64,7 +60,7 @@ def check_vocab(record: dict, recipe: study_recipe.Recipe, device_output: str):
   if not os.path.isfile(token_vocab):
     raise UserError(f"{device_output}: the token file's vocab {token_vocab or '(none)'} is "
                     f"not here to check against the recipe's {recipe.vocab_file}")
-  if _lines(token_vocab) != _lines(recipe_vocab):
+  if tokenization.load_vocab(token_vocab) != tokenization.load_vocab(recipe_vocab):
     raise UserError(f"{device_output}: it pretrained on {token_vocab}, not the recipe's "
                     f"{recipe.vocab_file}")
 
