@@ -22,28 +22,24 @@ _split_cpu_into_two_logical_devices()
 # Fixtures computed once a session and read by tests of several files: under pytest-xdist
 # (`make test` runs two workers) their tests go to one worker, so each is computed once.
 SHARED_SESSION_FIXTURES = ("checked_steps", "trained")
-_CONFTEST_DIRS = (os.path.dirname(os.path.abspath(__file__)),
-                  os.path.join(os.path.dirname(os.path.abspath(__file__)), "data"))
 
 
 def _xdist_group(item):
   """The item's pytest-xdist group, or None (any worker may run it alone).
 
   The tests of a shared session fixture are one group; so are a file's tests where it reads
-  a module- or session-scoped fixture of its own (built once, not once per worker). The
-  conftest files' session fixtures are cheap and built by each worker."""
+  a module- or session-scoped fixture the file defines or imports (built once, not once per
+  worker). The conftest files' session fixtures are cheap and built by each worker."""
   names = getattr(item, "fixturenames", ())
   for fixture in SHARED_SESSION_FIXTURES:
     if fixture in names:
       return fixture
+  test_file = item.nodeid.split("::")[0]
   info = getattr(item, "_fixtureinfo", None)
   for definitions in (info.name2fixturedefs.values() if info else ()):
-    for definition in definitions:
-      location = os.path.dirname(getattr(definition, "baseid", "") or "")
-      if definition.scope in ("module", "package", "session") and not any(
-          os.path.abspath(location) == directory for directory in _CONFTEST_DIRS) and (
-              definition.baseid):
-        return item.nodeid.split("::")[0]
+    if any(definition.scope != "function" and definition.baseid == test_file
+           for definition in definitions):
+      return test_file
   return None
 
 
@@ -57,6 +53,7 @@ def pytest_collection_modifyitems(config, items):
   In one process, the exported-step tests run last and their exports and jax checks start
   now, in the background at low priority: XLA compiling a dozen steps on the core the rest
   of the suite leaves idle, instead of ~5 minutes on their own."""
+  del config
   late = [item for item in items if "checked_steps" in getattr(item, "fixturenames", ())]
   if os.environ.get("PYTEST_XDIST_WORKER"):
     for item in items:
@@ -66,7 +63,6 @@ def pytest_collection_modifyitems(config, items):
     if late and len(late) < len(items):
       items[:] = late + [item for item in items if item not in late]
     return
-  del config
   if late and len(late) < len(items):
     items[:] = [item for item in items if item not in late] + late
   if late:
