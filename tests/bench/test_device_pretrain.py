@@ -13,7 +13,6 @@ import pytest
 
 from tests.kit.device_pretraining import STEPS
 from tests.kit.device_pretraining import device_pretrain
-from tests.kit.device_pretraining import trained  # pylint: disable=unused-import (a fixture)
 
 
 def test_twenty_steps_equal_tensorflows_trainer(trained):

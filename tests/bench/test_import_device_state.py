@@ -10,7 +10,6 @@ from bench import import_device_state
 from data.finetuning.create_records import create_glue_data
 from data.user_error import UserError
 import official_runner
-from tests.kit.device_pretraining import trained  # pylint: disable=unused-import (a fixture)
 from tests.kit.finetuning import tokenizer
 from tests.kit.finetuning import write_tsv
 from training.experiment import run_experiment
