@@ -40,7 +40,9 @@ def _xdist_group(item):
 
   The tests of a shared session fixture are one group; so are a file's tests where it reads
   a module- or session-scoped fixture the file defines or imports (built once, not once per
-  worker). The conftest files' session fixtures are cheap and built by each worker."""
+  worker). The other conftest session fixtures (two_replica_strategy) are cheap and built
+  by each worker; a costly one shared by several files is named in SHARED_SESSION_FIXTURES
+  (`trained`, served by tests/bench/conftest.py)."""
   names = getattr(item, "fixturenames", ())
   for fixture in SHARED_SESSION_FIXTURES:
     if fixture in names:
