@@ -49,7 +49,7 @@ def define_flags():
   flags.DEFINE_float("heldout_fraction", 0.03, "Share of each source's documents held out.")
 
 
-_REPO_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+_REPO_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 _DICTD = "/usr/share/dictd"
 _PYTHON_DOC = "/usr/share/doc/python3.11/html/_sources"
 _HANDBOOK = "/usr/share/doc/debian-handbook/html/en-US"

@@ -1,0 +1,77 @@
+"""Every module that finds the repository from its own file finds the repository's root.
+
+A module that writes `REPO_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))`
+counts its folder's depth; a move to a deeper folder (issue #52's studies/ wing) leaves it
+pointing one folder too low, so that `REPO_ROOT/data/sample/kjv.txt` or
+`REPO_ROOT/official_runner.py` names nothing. Read from the source (ast), never run: every
+assignment of a name ending in ROOT (or REPO) to os.path.dirname(...) chains around
+os.path.abspath(__file__) must land on the folder that holds official_runner.py.
+"""
+import ast
+import glob
+import os
+
+import pytest
+
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+FOLDERS = ("data", "modeling", "tasks", "training", "bench", "studies", "scripts", "tests")
+
+
+def _project_files():
+  files = [os.path.join(REPO, "official_runner.py")]
+  for folder in FOLDERS:
+    files += glob.glob(os.path.join(REPO, folder, "**", "*.py"), recursive=True)
+  return sorted(files)
+
+
+def _dirname_depth(node):
+  """How many os.path.dirname calls wrap os.path.abspath(__file__), or None for another
+  expression."""
+  depth = 0
+  while (isinstance(node, ast.Call) and ast.unparse(node.func) == "os.path.dirname"
+         and len(node.args) == 1):
+    depth, node = depth + 1, node.args[0]
+  if ast.unparse(node) == "os.path.abspath(__file__)" and depth:
+    return depth
+  return None
+
+
+def root_assignments(path):
+  """[(line, name, folder it resolves to)] for path's module-level root constants."""
+  with open(path, encoding="utf-8") as f:
+    tree = ast.parse(f.read(), path)
+  found = []
+  for node in tree.body:
+    if not (isinstance(node, ast.Assign) and len(node.targets) == 1
+            and isinstance(node.targets[0], ast.Name)):
+      continue
+    name = node.targets[0].id
+    depth = _dirname_depth(node.value)
+    if depth is None or not name.rstrip("_").endswith(("ROOT", "REPO")):
+      continue
+    folder = os.path.abspath(path)
+    for _ in range(depth):
+      folder = os.path.dirname(folder)
+    found.append((node.lineno, name, folder))
+  return found
+
+
+def test_the_scan_finds_the_known_root_constants():
+  scanned = {os.path.relpath(path, REPO): root_assignments(path) for path in _project_files()}
+  assert scanned["official_runner.py"][0][1:] == ("REPO_ROOT", REPO)
+  assert [name for _, name, _ in scanned["studies/data/build_study_corpus.py"]] == ["_REPO_ROOT"]
+
+
+def test_a_root_one_folder_too_low_is_caught(tmp_path):
+  module = tmp_path / "studies" / "data" / "builder.py"
+  module.parent.mkdir(parents=True)
+  module.write_text("import os\n"
+                    "_REPO_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))\n")
+  assert root_assignments(str(module)) == [(2, "_REPO_ROOT", str(tmp_path / "studies"))]
+
+
+@pytest.mark.parametrize("path", _project_files(), ids=lambda p: os.path.relpath(p, REPO))
+def test_root_constants_name_the_repository_root(path):
+  for line, name, folder in root_assignments(path):
+    assert folder == REPO, (f"{os.path.relpath(path, REPO)}:{line}: {name} resolves to "
+                            f"{folder}, not the repository root {REPO}")
