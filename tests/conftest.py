@@ -4,6 +4,9 @@ import os
 import sys
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+# tf.keras is tf_keras, as in the programs (data/program.py): without it every TensorFlow
+# process the suite starts also imports Keras 3, scikit-learn and matplotlib (3.5 s each).
+os.environ.setdefault("TF_USE_LEGACY_KERAS", "1")
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from tests.kit.exported_steps import FAST_XLA_FLAGS  # noqa: E402  (no TensorFlow import)

@@ -1,11 +1,16 @@
 """What the data tools print, run as a user runs them (TF_CPP_MIN_LOG_LEVEL not set): their
 progress and summary lines as plain text, warnings as `warning: ...`, no absl log prefix
 (`I1125 18:16:24.542426 140708067646336 create_records.py:69] `) and no TensorFlow notices."""
+import os
+import subprocess
+import sys
+
 import pytest
 
 from tests.kit.console import assert_plain_console
 from tests.kit.console import module_output
 from tests.kit.paths import FINETUNING_VOCAB
+from tests.kit.paths import REPO_ROOT
 from tests.kit.paths import SAMPLE_DIR
 from tests.kit.paths import SAMPLE_VOCAB
 from tests.kit.paths import TINY_CORPUS
@@ -48,3 +53,16 @@ def _kjv_books(tmp_path):
 def test_a_data_tool_prints_plain_progress_lines_and_no_notices(tmp_path, tool):
   command, expected_starts = tool(tmp_path)
   assert_plain_console(module_output(*command), expected_starts)
+
+
+def test_a_program_reads_tf_keras_as_tf_keras_and_never_loads_keras_3():
+  """data/program.py (imported first by every program) sets TF_USE_LEGACY_KERAS=1 unless the
+  user set it: `tf.keras` is the tf_keras the library is written on, and Keras 3 (with the
+  scikit-learn and matplotlib it pulls in, 3.5 s of start-up) is never imported."""
+  env = {key: value for key, value in os.environ.items() if key != "TF_USE_LEGACY_KERAS"}
+  probe = ("from data import program\nimport sys\nimport tensorflow as tf\n"
+           "print(tf.keras.layers.Dense.__module__.split('.')[0], "
+           "sorted({'keras', 'sklearn', 'matplotlib'} & set(sys.modules)))")
+  result = subprocess.run([sys.executable, "-c", probe], cwd=REPO_ROOT, env=env,
+                          capture_output=True, text=True, check=True)
+  assert result.stdout.split("\n")[-2] == "tf_keras []"
