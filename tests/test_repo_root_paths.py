@@ -11,8 +11,6 @@ import ast
 import glob
 import os
 
-import pytest
-
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 FOLDERS = ("data", "modeling", "tasks", "training", "bench", "studies", "scripts", "tests")
 
@@ -70,8 +68,8 @@ def test_a_root_one_folder_too_low_is_caught(tmp_path):
   assert root_assignments(str(module)) == [(2, "_REPO_ROOT", str(tmp_path / "studies"))]
 
 
-@pytest.mark.parametrize("path", _project_files(), ids=lambda p: os.path.relpath(p, REPO))
-def test_root_constants_name_the_repository_root(path):
-  for line, name, folder in root_assignments(path):
-    assert folder == REPO, (f"{os.path.relpath(path, REPO)}:{line}: {name} resolves to "
-                            f"{folder}, not the repository root {REPO}")
+def test_root_constants_name_the_repository_root():
+  wrong = [f"{os.path.relpath(path, REPO)}:{line}: {name} resolves to {folder}"
+           for path in _project_files() for line, name, folder in root_assignments(path)
+           if folder != REPO]
+  assert not wrong, f"not the repository root {REPO}:\n" + "\n".join(wrong)
