@@ -45,7 +45,8 @@ import numpy as np
 # otherwise evaluates every constant-shaped fill of the step at its full batch to fold it.
 # ELECTRA-Base at batch 256 then held 24 GB and was killed on a 24 GiB machine; without the
 # folding its export peaks at 4.6 GB (2026-11-28). XLA folds what it needs when it compiles.
-# A process that imported TensorFlow first keeps its flags (fine for the tests' tiny steps).
+# Where TensorFlow has already read its XLA flags (a test process that compiled before it
+# imported this), the folding stays on: harmless at the tests' tiny sizes.
 os.environ["TF_XLA_FLAGS"] = " ".join(
     [os.environ.get("TF_XLA_FLAGS", ""), "--tf_xla_disable_constant_folding=true"]).strip()
 import tensorflow as tf  # pylint: disable=g-import-not-at-top,wrong-import-position
