@@ -13,8 +13,8 @@ TensorFlow loads, and their entry points call `start(__name__)` before `app.run`
   TF_CPP_MIN_LOG_LEVEL=0 (everything asked for), nothing is dropped.
 - `tf.keras` is tf_keras (TF_USE_LEGACY_KERAS=1, unless the user set it): the library is
   written on tf_keras alone, and without it `import tensorflow` also imports Keras 3, and
-  through it scikit-learn and matplotlib, which no program here uses: 3.5 s of every
-  program's start-up (`import training.experiment`: 12.9 s -> 9.4 s, 2026-11-28).
+  through it scikit-learn and matplotlib, none of which loading TensorFlow needs: 3.5 s of
+  every program's start-up (`import training.experiment`: 12.9 s -> 9.4 s, 2026-11-28).
 - Log lines read like a console, not a log file: absl's
   `I1125 18:16:24.542426 140708067646336 create_records.py:69]` prefix is dropped, an INFO
   line is its message alone (the data tools' progress lines), a warning or error reads

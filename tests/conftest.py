@@ -133,7 +133,8 @@ def _collect_what_the_test_left():
   destroyed minutes later, inside another test's step or tracing, and its destructor waited
   there, idle, for its threads: 60-200 s at a time, 3 times a run (py-spy:
   `~MultiDeviceIterator` -> `~LogicalThreadWrapper` -> `WaitForNotification`, 0% CPU). The
-  same destruction at the end of its own test takes a fraction of a second."""
+  same destruction at the end of its own test took 0.3-0.5 s where measured; one wait of
+  131 s was still seen there, once, in a run of tests/training alone (BUILD.md)."""
   start = time.monotonic()
   yield
   if time.monotonic() - start > COLLECT_AFTER_SECONDS:
