@@ -32,8 +32,9 @@
 #     its vocab instead of the study's), TARGET_FLOPS (default 1e16) and WARMUP_FRACTION
 #     (default 0.1): the learning-rate schedule (warm-up, then linear decay to 0 at the steps
 #     TARGET_FLOPS buys each objective; the paper configs' is a million steps long).
-#   --run: PYTHON (default python3), OUTPUT (default DIR; on the device $OUT, which comes
-#     back), TIME_BUDGET (seconds for the whole call, default 480), TARGET_FLOPS (the most
+#   --run: PYTHON (default python3), OUTPUT (default DIR; on the device a scratch folder,
+#     then tarred and split into $OUT: a call brings back at most 8 files and this writes 14,
+#     docs/device_step.md), TIME_BUDGET (seconds for the whole call, default 480), TARGET_FLOPS (the most
 #     each objective trains, default --prepare's: 1e16, about 6,900 ELECTRA-Small steps), TRAIN_FLOPS (a
 #     fixed budget: no warm-up), WARMUP_STEPS (timed steps per objective, default 20),
 #     WRITEBACK_SECONDS (default 120), PROGRESS_SECONDS (default 15).
