@@ -57,7 +57,7 @@ def root_assignments(path):
 def test_the_scan_finds_the_known_root_constants():
   scanned = {os.path.relpath(path, REPO): root_assignments(path) for path in _project_files()}
   assert scanned["official_runner.py"][0][1:] == ("REPO_ROOT", REPO)
-  assert [name for _, name, _ in scanned["studies/data/build_study_corpus.py"]] == ["_REPO_ROOT"]
+  assert [name for _, name, _ in scanned["tasks/registry.py"]] == ["REPO_ROOT"]
 
 
 def test_a_root_one_folder_too_low_is_caught(tmp_path):

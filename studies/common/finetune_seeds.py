@@ -24,9 +24,9 @@ from typing import Dict, List
 from absl import app
 from absl import flags
 
+from tasks.registry import REPO_ROOT  # the library's root, wherever this file moves
 from training import metrics_records
 
-REPO_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 FLAGS = flags.FLAGS
 

@@ -38,6 +38,7 @@ from absl import app
 from absl import flags
 
 from studies.data import study_text
+from tasks.registry import REPO_ROOT  # the library's root, wherever this file moves
 
 FLAGS = flags.FLAGS
 
@@ -49,7 +50,6 @@ def define_flags():
   flags.DEFINE_float("heldout_fraction", 0.03, "Share of each source's documents held out.")
 
 
-_REPO_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 _DICTD = "/usr/share/dictd"
 _PYTHON_DOC = "/usr/share/doc/python3.11/html/_sources"
 _HANDBOOK = "/usr/share/doc/debian-handbook/html/en-US"
@@ -69,7 +69,7 @@ class Source:
 
 
 def _read_kjv() -> List[study_text.Document]:
-  with open(os.path.join(_REPO_ROOT, "data/sample/kjv.txt"), encoding="utf-8") as f:
+  with open(os.path.join(REPO_ROOT, "data/sample/kjv.txt"), encoding="utf-8") as f:
     chapters = f.read().split("\n\n")
   return [[line for line in chapter.splitlines() if line.strip()] for chapter in chapters
           if chapter.strip()]
@@ -108,7 +108,7 @@ def _read_html(paths: List[str], max_heading_level: int) -> List[study_text.Docu
 SOURCES = (
     Source("kjv", "", "public domain (Crown patent in the UK)",
            "King James Version, bundled data/sample/kjv.txt (Debian bible-kjv); "
-           "a document per chapter", os.path.join(_REPO_ROOT, "data/sample/kjv.txt"),
+           "a document per chapter", os.path.join(REPO_ROOT, "data/sample/kjv.txt"),
            _read_kjv),
     Source("gcide", "dict-gcide", "GPL-2+",
            "GCIDE 0.48: Webster's Revised Unabridged Dictionary (1913) and supplements; "
