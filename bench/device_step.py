@@ -1,7 +1,7 @@
 r"""Runs a training step exported by bench/export_step.py with JAX's XLA, without TensorFlow.
 
   python bench/device_step.py DIR [--check] [--steps=N] [--warmup=N] [--batch_from=FILE]
-  python bench/device_step.py DIR --make_portable
+  python bench/device_step.py DIR --make_portable [--check ...]
 
 It imports numpy and jax only (nothing else of the project), so it runs on a machine that
 has jax and no TensorFlow (docs/device_step.md). It compiles DIR's module (`step.mlirbc`, a
@@ -20,7 +20,8 @@ initializer's distribution, slots and counters as written), and then:
 `--make_portable` turns `step.mlir` into `step.mlirbc` at the StableHLO version that
 TensorFlow wrote (spec.json), after replacing `mhlo.copy` (an identity) by an identity
 reshape, and deletes the text: a versioned artifact that newer XLA runtimes read, a fifth of
-the text's size.
+the text's size. It then stops, unless `--check` is given: then the check runs on the
+artifact in the same process.
 """
 import argparse
 import json
@@ -61,7 +62,8 @@ def parse_args(argv):
                       help="an .npz of the batch's tensors (by name) to train on")
   parser.add_argument("--seed", type=int, default=0, help="for initialising without state")
   parser.add_argument("--make_portable", action="store_true",
-                      help="convert step.mlir to a StableHLO portable artifact and stop")
+                      help="convert step.mlir to a StableHLO portable artifact, then stop "
+                      "(with --check: then check it)")
   parser.add_argument("--output_json", default="", help="also write the figures here")
   return parser.parse_args(argv)
 
@@ -301,7 +303,8 @@ def main(argv=None):
   spec = load_spec(args.dir)
   if args.make_portable:
     print(f"wrote {make_portable(args.dir, spec)}", flush=True)
-    return
+    if not args.check:
+      return
   import jax  # pylint: disable=g-import-not-at-top
   for argument in spec["arguments"]:
     if argument["dtype"] in ("int64", "uint64", "float64"):

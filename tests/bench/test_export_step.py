@@ -105,6 +105,17 @@ def test_step_without_state_starts_from_the_spec_and_check_catches_a_difference(
   assert abs(losses["masked_lm_loss"] - np.log(50)) < 0.5, losses  # uniform over 50 ids
 
 
+def test_make_portable_alone_converts_and_stops(checked_steps, tmp_path):
+  """`--make_portable` without --check writes the artifact and compiles nothing (the suite's
+  checks pass both flags to one process)."""
+  directory = tmp_path / "text"
+  shutil.copytree(checked_steps[exported_steps.TEXT_ONLY][0], directory)
+  output = exported_steps.device_step(directory, "--make_portable").communicate()[0]
+  assert output.strip().splitlines()[-1] == f"wrote {directory / 'step.mlirbc'}", output
+  assert not (directory / "step.mlir").exists()
+  assert json.loads((directory / "spec.json").read_text())["module"] == "step.mlirbc"
+
+
 def test_export_refuses_a_custom_call(tmp_path):
   def step(batch):  # a kernel only some platform's XLA would have
     return tf2xla.custom_call_v2("my_cpu_only_kernel", [batch["x"]],

@@ -26,8 +26,10 @@ import tensorflow as tf
 from bench import device_step
 from bench import export_step
 from tests.kit import paths
+from tests.kit import exported_steps
 from tests.kit.encoders import FINETUNING_VOCAB_SIZE
 from tests.kit.exported_steps import FAST_XLA_FLAGS
+from tests.kit.exported_steps import JAX_XLA_FLAGS
 from tests.kit.exported_steps import JAX_PYTHON
 from tests.kit.exported_steps import TINY_STEP
 
@@ -40,16 +42,17 @@ DEVICE_PRETRAIN = os.path.join(paths.REPO_ROOT, "bench", "device_pretrain.py")
 UNDER_CI = os.environ.get("CI", "").lower() == "true"
 
 
-def jax_environment():
-  """The environment of a jax process (skips the test where .venv-jax is missing, fails
-  it under CI)."""
-  if not os.path.exists(JAX_PYTHON):
+def jax_environment(xla_flags: str = JAX_XLA_FLAGS):
+  """The environment of a jax process (with FAST_XLA_FLAGS: of the exporter); skips the test
+  where .venv-jax is missing, fails it under CI."""
+  environment = exported_steps.jax_environment(xla_flags)
+  if environment is None:
     message = (f"{JAX_PYTHON} is missing: make .venv-jax/.installed (requirements-jax.txt), "
                "or set JAX_PYTHON")
     if UNDER_CI:
       pytest.fail(message)
     pytest.skip(message)
-  return dict(os.environ, XLA_FLAGS=FAST_XLA_FLAGS, TF_CPP_MIN_LOG_LEVEL="3")
+  return environment
 
 
 def device_pretrain(*flags):
@@ -64,7 +67,7 @@ def device_pretrain(*flags):
 def trained(tmp_path_factory):
   """(the folder of this module's files, device_pretrain's output): 20 steps each, jax's
   written back in float32 into FOLDER/device, its every argument in FOLDER/jax_after.npz."""
-  environment = jax_environment()
+  environment = jax_environment(FAST_XLA_FLAGS)
   output = tmp_path_factory.mktemp("device_pretrain")
   exporter = subprocess.run([sys.executable, "-m", "tests.kit.device_pretraining", str(output)],
                             cwd=paths.REPO_ROOT, env=environment, stdout=subprocess.PIPE,
