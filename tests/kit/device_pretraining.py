@@ -25,8 +25,8 @@ import tensorflow as tf
 
 from bench import device_step
 from bench import export_step
-from tests.kit import paths
 from tests.kit import exported_steps
+from tests.kit import paths
 from tests.kit.encoders import FINETUNING_VOCAB_SIZE
 from tests.kit.exported_steps import FAST_XLA_FLAGS
 from tests.kit.exported_steps import JAX_XLA_FLAGS
