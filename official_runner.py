@@ -49,8 +49,8 @@ def register_configurables():
   """Imports every module that defines gin configurables, so bindings can be checked: the
   registered objectives' task modules (tasks/registry.py) and the training configs."""
   # pylint: disable=g-import-not-at-top,unused-import
-  import modeling.encoder_config
-  import modeling.transformer_encoder
+  import modeling.layers.encoder_config
+  import modeling.layers.transformer_encoder
   from tasks import registry
   import training.experiment
   import training.optimization

@@ -13,7 +13,7 @@ exact GELU on [batch, seq, intermediate]; and the masked-LM cross-entropy on flo
 (tf.nn.dropout, tf_keras LayerNormalization, add-mask + softmax + dropout, bias add + GELU
 in float32 with casts, as Model Garden computes it under mixed_bfloat16,
 tf.nn.sparse_softmax_cross_entropy_with_logits); fused =
-`modeling/fused_ops.py`. Prints wall and process-CPU milliseconds per pass (medians over
+`modeling/layers/fused_ops.py`. Prints wall and process-CPU milliseconds per pass (medians over
 --repeats, the two kinds alternating) and their ratios, then a JSON line.
 """
 import json
@@ -25,8 +25,8 @@ import tf_keras
 
 from bench.step_timing import describe_two
 from bench.step_timing import time_two_in_turns
-from modeling import fused_layers
-from modeling import fused_ops
+from modeling.layers import fused_layers
+from modeling.layers import fused_ops
 
 FLAGS = flags.FLAGS
 flags.DEFINE_integer("batch_size", 32, "Sequences.")

@@ -7,7 +7,7 @@ XLA's optimisations, so every dot TensorFlow emitted is there once) by
 compared: element-wise constants are conventions, a dot is not.
 
 Count a model built with `make_transformer_block.fused_kernels = False`: the fused training
-kernels (modeling/fused_ops.py) sum the bias, gamma and beta gradients as ones-vector
+kernels (modeling/layers/fused_ops.py) sum the bias, gamma and beta gradients as ones-vector
 matmuls, which are reductions, not model matmuls (2 x rows x width FLOPs each: 15,360 of
 2.29M training matmul FLOPs in a 1-layer tiny ELECTRA).
 """

@@ -33,8 +33,8 @@ from official.nlp.modeling import layers as nlp_layers
 from official.nlp.modeling import models
 from official.nlp.tasks import electra_task
 
-from modeling.encoder_config import EncoderConfig
-from modeling.encoder_config import scaled_config
+from modeling.layers.encoder_config import EncoderConfig
+from modeling.layers.encoder_config import scaled_config
 
 
 def bert_encoder_config(config: EncoderConfig) -> encoders.EncoderConfig:

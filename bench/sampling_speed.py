@@ -6,7 +6,8 @@ r"""Drawing replacement tokens: plain Gumbel-max against two-level Gumbel-max.
 Times one draw of one id per masked position from float32 generator logits [batch,
 positions, vocab] (ELECTRA-Small's by default), the two ways alternating, each with
 per-example seeds: Gumbel-max (a Gumbel noise value per vocabulary entry, then an argmax:
-how every objective sampled before) and `modeling.sampling.categorical_sample` (Gumbel-max
+how every objective sampled before) and
+`modeling.sampling.replacement_sampling.categorical_sample` (Gumbel-max
 over 128-id chunks' masses, then within the chosen chunk: 367 noise values per position
 for a 30522 vocabulary). Both draw from the same distribution. Prints median wall and
 process-CPU milliseconds and their ratios, then a JSON line.
@@ -19,7 +20,7 @@ import tensorflow as tf
 
 from bench.step_timing import describe_two
 from bench.step_timing import time_two_in_turns
-from modeling import sampling
+from modeling.sampling import replacement_sampling as sampling
 
 FLAGS = flags.FLAGS
 flags.DEFINE_integer("batch_size", 32, "Sequences.")

@@ -30,7 +30,7 @@ Conventions (the ELECTRA paper's appendix E, except for the backward pass):
 import dataclasses
 from typing import List
 
-from modeling.encoder_config import EncoderConfig
+from modeling.layers.encoder_config import EncoderConfig
 
 LOOKUP, MATMUL, ELEMENTWISE = "lookup", "matmul", "elementwise"
 
@@ -188,5 +188,5 @@ def mlm_loss(positions: int, vocab_size: int) -> FlopTerm:
 
 
 def categorical_sampling(name: str, positions: int, vocab_size: int) -> FlopTerm:
-  """One draw per position from softmax(logits), `modeling.sampling.categorical_sample`."""
+  """One draw per position from softmax(logits) (replacement_sampling.categorical_sample)."""
   return vocabulary_work(name, positions, vocab_size, CATEGORICAL_SAMPLE_FLOPS, trained=False)

@@ -7,11 +7,11 @@ import tensorflow as tf
 import tf_keras
 
 from modeling import flop_count
-from modeling.adversarial_electra import AdversarialElectraPretrainer
-from modeling.encoder_config import scaled_config
-from modeling.policy_gradient import baseline_loss
-from modeling.policy_gradient import discriminator_rewards
-from modeling.policy_gradient import reinforce_loss
+from modeling.models.adversarial_electra import AdversarialElectraPretrainer
+from modeling.layers.encoder_config import scaled_config
+from modeling.losses.policy_gradient import baseline_loss
+from modeling.losses.policy_gradient import discriminator_rewards
+from modeling.losses.policy_gradient import reinforce_loss
 from tasks.electra_pretraining import electra_flop_terms
 from tasks.electra_pretraining import ElectraPretrainingTask
 from tasks.protocol import StepResult
@@ -24,12 +24,12 @@ class AdversarialElectraPretrainingTask(ElectraPretrainingTask):
   + mlm_weight * MLM.
 
   The discriminator is ELECTRA's, trained by its RTD loss. The generator is trained by the
-  REINFORCE surrogate of modeling/policy_gradient.py: the reward of a draw at a masked
+  REINFORCE surrogate of modeling/losses/policy_gradient.py: the reward of a draw at a masked
   position is the discriminator's log-probability of the right label there (no gradient
   reaches the discriminator through it), lowered by the generator; the learned baseline
   log sigmoid(w^T h_G) is fitted to it by cross-entropy. Both are means over the real masked
-  positions of the global batch (the appendix sums over t in m; modeling/losses.py
-  normalises). The discriminator's reward is read from the one forward pass on all the
+  positions of the global batch (the appendix sums over t in m;
+  modeling/losses/pretraining_losses.py normalises). The discriminator's reward is read from the one forward pass on all the
   samples together: the appendix's single-sample estimate under its independence
   assumption.
 

@@ -7,11 +7,11 @@ import tensorflow as tf
 import tf_keras
 
 from modeling import flop_count
-from modeling.all_tokens_mlm import AllTokensMlmPretrainer
-from modeling.copy_mechanism import copy_mixture_log_prob
-from modeling.copy_mechanism import copy_mixture_probabilities
-from modeling.losses import weighted_mean
-from modeling.sampling import replace_masked_tokens
+from modeling.models.all_tokens_mlm import AllTokensMlmPretrainer
+from modeling.heads.copy_mechanism import copy_mixture_log_prob
+from modeling.heads.copy_mechanism import copy_mixture_probabilities
+from modeling.losses.pretraining_losses import weighted_mean
+from modeling.sampling.replacement_sampling import replace_masked_tokens
 from tasks.protocol import StepResult
 from tasks.registry import register
 from tasks.replace_mlm_pretraining import generator_and_encoder_flop_terms
@@ -27,7 +27,7 @@ class AllTokensMlmPretrainingTask(ReplaceMlmPretrainingTask):
   """All-Tokens MLM: total = generator_weight * generator MLM + mlm_weight * all-tokens loss.
 
   The all-tokens loss is -log p(original_t) under the copy mixture p = D 1[x = input_t] +
-  (1 - D) softmax (modeling/copy_mechanism.py) at every real token (input_mask: [CLS] and
+  (1 - D) softmax (modeling/heads/copy_mechanism.py) at every real token (input_mask: [CLS] and
   [SEP] included, as ELECTRA's discriminator loss), averaged over the real tokens of the
   global batch. The paper states the loss is over all tokens; the averaging and the
   weights (1 and 1) are this library's choice, as for Replace MLM.

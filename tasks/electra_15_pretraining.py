@@ -6,7 +6,7 @@ import gin
 import tensorflow as tf
 import tf_keras
 
-from modeling.losses import replaced_token_detection_loss
+from modeling.losses.pretraining_losses import replaced_token_detection_loss
 from tasks.electra_pretraining import electra_flop_terms
 from tasks.electra_pretraining import ElectraPretrainingTask
 from tasks.protocol import StepResult
@@ -20,7 +20,8 @@ class Electra15PretrainingTask(ElectraPretrainingTask):
   The paper: "identical to ELECTRA except the discriminator loss only comes from the 15% of
   the tokens that were masked out of the input", the sum in L_Disc over i in m instead of
   1..n. Here that sum is normalised by the number of real masked positions in the global
-  batch (modeling/losses.py's convention, docs/scale.md), where ELECTRA's is normalised by
+  batch (modeling/losses/pretraining_losses.py's convention, docs/scale.md), where
+  ELECTRA's is normalised by
   the number of real tokens; rtd_weight stays the paper's 50 (it states no other).
 
   The model, its arguments and its gin bindings are ELECTRA's (a subclass without its own

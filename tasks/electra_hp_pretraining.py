@@ -8,15 +8,15 @@ import tf_keras
 
 from data.user_error import UserError
 from modeling import flop_count
-from modeling.electra_hp import ElectraHpPretrainer
-from modeling.electra_hp import hardness_feedback
-from modeling.encoder_config import EncoderConfig
-from modeling.encoder_config import scaled_config
-from modeling.focal_loss import focal_cross_entropy
-from modeling.hardness_sampling import HARDNESS_METHODS
-from modeling.hardness_sampling import HP_LOSS
-from modeling.losses import weighted_mean
-from modeling.weight_sharing import EMBEDDINGS
+from modeling.models.electra_hp import ElectraHpPretrainer
+from modeling.models.electra_hp import hardness_feedback
+from modeling.layers.encoder_config import EncoderConfig
+from modeling.layers.encoder_config import scaled_config
+from modeling.losses.focal_loss import focal_cross_entropy
+from modeling.sampling.hardness_sampling import HARDNESS_METHODS
+from modeling.sampling.hardness_sampling import HP_LOSS
+from modeling.losses.pretraining_losses import weighted_mean
+from modeling.layers.weight_sharing import EMBEDDINGS
 from tasks.correlation_metric import PearsonCorrelation
 from tasks.electra_pretraining import electra_flop_terms
 from tasks.electra_pretraining import ElectraPretrainingTask
@@ -51,7 +51,7 @@ class ElectraHpPretrainingTask(ElectraPretrainingTask):
     mlm_weight: weight of the generator's focal MLM loss (1).
     sampling_head_weight: lambda_1; None takes the paper's 5 (hp_loss) or 1 (hp_dist).
     rtd_weight: lambda_2 (50).
-    weight_sharing: ELECTRA's (modeling/weight_sharing.py): "embeddings" (the paper's tied
+    weight_sharing: ELECTRA's (modeling/layers/weight_sharing.py): "embeddings" (the paper's tied
       embeddings), "none", "gdes" or "all" (with generator_width_multiplier = 1.0).
 
   Metrics: ELECTRA's (masked_lm_accuracy, sampled_token_correct_rate, disc_*), plus
@@ -148,7 +148,7 @@ def electra_hp_flop_terms(task: ElectraHpPretrainingTask) -> List[flop_count.Flo
   vocab = config.vocab_size
   generator = scaled_config(config, width_multiplier=task.generator_width_multiplier)
   terms = electra_flop_terms(task)
-  # The sampling head has no output bias (eq. 2: e(x') . h_S(c); modeling/electra_hp.py).
+  # The sampling head has no output bias (eq. 2: e(x') . h_S(c); modeling/models/electra_hp.py).
   terms += [t for t in flop_count.masked_lm_head_terms(generator.hidden_size, config, positions,
                                                        "sampling_head")
             if t.name != "sampling_head/vocabulary_logits/bias"]

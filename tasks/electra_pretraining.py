@@ -7,14 +7,14 @@ import tf_keras
 
 from data.user_error import UserError
 from modeling import flop_count
-from modeling.electra import ElectraPretrainer
-from modeling.encoder_config import EncoderConfig
-from modeling.encoder_config import scaled_config
-from modeling.losses import masked_lm_loss
-from modeling.losses import replaced_token_detection_loss
-from modeling.weight_sharing import ALL
-from modeling.weight_sharing import EMBEDDINGS
-from modeling.weight_sharing import WEIGHT_SHARING
+from modeling.models.electra import ElectraPretrainer
+from modeling.layers.encoder_config import EncoderConfig
+from modeling.layers.encoder_config import scaled_config
+from modeling.losses.pretraining_losses import masked_lm_loss
+from modeling.losses.pretraining_losses import replaced_token_detection_loss
+from modeling.layers.weight_sharing import ALL
+from modeling.layers.weight_sharing import EMBEDDINGS
+from modeling.layers.weight_sharing import WEIGHT_SHARING
 from tasks.bert_pretraining import masked_lm_accuracy_update
 from tasks.pretraining_task import PretrainingData
 from tasks.pretraining_task import PretrainingTask
@@ -57,7 +57,7 @@ class ElectraPretrainingTask(DrawsSamples, PretrainingTask):
     mlm_weight: weight of the generator's MLM loss (1 in the paper).
     rtd_weight: weight of the discriminator's loss, the paper's lambda (50).
     weight_sharing: what the generator shares with the discriminator
-      (modeling/weight_sharing.py): "embeddings" (the paper's one embedding sub-network),
+      (modeling/layers/weight_sharing.py): "embeddings" (the paper's one embedding sub-network),
       "none", "gdes" (DeBERTa-V3's gradient-disentangled embedding sharing) or "all"
       (every encoder weight; needs generator_width_multiplier = 1.0).
 

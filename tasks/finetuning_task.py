@@ -31,7 +31,7 @@ from data.finetuning.create_records import read_meta_data
 from data.finetuning.finetuning_records import batch_for_replicas
 from data.finetuning.finetuning_records import read_records
 from data.user_error import UserError
-from modeling.encoder_config import EncoderConfig
+from modeling.layers.encoder_config import EncoderConfig
 from tasks.protocol import StepResult
 
 

@@ -14,8 +14,8 @@ import tf_keras
 from data.pretraining import masking
 from data.pretraining.masking_check import MaskingRules
 from data.user_error import UserError
-from modeling.encoder_config import EncoderConfig
-from modeling.transformer_encoder import ENCODER_INPUTS
+from modeling.layers.encoder_config import EncoderConfig
+from modeling.layers.transformer_encoder import ENCODER_INPUTS
 from tasks.protocol import SavedModelExport
 from tasks.protocol import StepResult
 

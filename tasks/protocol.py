@@ -11,11 +11,12 @@ knowing which. Per step, inside a replica context:
   for name, update in result.metric_updates.items():
     metrics[name].update_state(**update)
 
-Losses are this replica's share of the global-batch average (see modeling/losses.py), so
+Losses are this replica's share of the global-batch average (see
+modeling/losses/pretraining_losses.py), so
 summing them over replicas gives the global value whatever the split.
 
 What `--mode=export` writes is asked of the task too (`saved_model_export`); which
-HuggingFace parts a model has is asked of the model (modeling/model_parts.py).
+HuggingFace parts a model has is asked of the model (modeling/models/model_parts.py).
 """
 import dataclasses
 from typing import Callable, Dict, Mapping, Optional, Protocol, Sequence
@@ -23,7 +24,7 @@ from typing import Callable, Dict, Mapping, Optional, Protocol, Sequence
 import tensorflow as tf
 import tf_keras
 
-from modeling.encoder_config import EncoderConfig
+from modeling.layers.encoder_config import EncoderConfig
 
 # The serving modules a SavedModel export can hold (training/serving/export_task.py writes them).
 ENCODER = "encoder"  # encode, serve_examples (+ text signatures and a Hub pair with a vocab)

@@ -6,10 +6,10 @@ import tensorflow as tf
 import tf_keras
 
 from modeling import flop_count
-from modeling.encoder_config import EncoderConfig
-from modeling.encoder_config import scaled_config
-from modeling.losses import masked_lm_loss
-from modeling.replace_mlm import ReplaceMlmPretrainer
+from modeling.layers.encoder_config import EncoderConfig
+from modeling.layers.encoder_config import scaled_config
+from modeling.losses.pretraining_losses import masked_lm_loss
+from modeling.models.replace_mlm import ReplaceMlmPretrainer
 from tasks.bert_pretraining import masked_lm_accuracy_update
 from tasks.pretraining_task import PretrainingData
 from tasks.pretraining_task import PretrainingTask

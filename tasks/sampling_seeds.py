@@ -5,7 +5,7 @@ from typing import Dict, Mapping
 
 import tensorflow as tf
 
-from modeling.sampling import example_seeds
+from modeling.sampling.replacement_sampling import example_seeds
 from tasks.pretraining_task import global_example_indices
 
 TRAIN_STREAM, EVAL_STREAM = 0, 1
@@ -14,7 +14,8 @@ TRAIN_STREAM, EVAL_STREAM = 0, 1
 def with_sampling_seeds(batch: Mapping[str, tf.Tensor], seed=None, step=None,
                         training: bool = True) -> Dict[str, tf.Tensor]:
   """`batch` plus `sampling_seeds` [batch, 2] int32: each example's seed for its replacement
-  draws (modeling/sampling.py `example_seeds`: the task seed, the train or eval stream, the
+  draws (modeling/sampling/replacement_sampling.py `example_seeds`: the task seed, the
+  train or eval stream, the
   step and the example's global index), or zeros (a dummy batch) when `seed` is None."""
   batch_size = tf.shape(batch["input_word_ids"])[0]
   if seed is None:

@@ -5,8 +5,8 @@ import gin
 import tf_keras
 
 from modeling import flop_count
-from modeling.encoder_config import EncoderConfig
-from modeling.script import ScriptPretrainer
+from modeling.layers.encoder_config import EncoderConfig
+from modeling.models.script import ScriptPretrainer
 from tasks.electra_pretraining import ElectraPretrainingTask
 from tasks.pretraining_task import PretrainingData
 from tasks.protocol import SCORING_ENCODER

@@ -7,12 +7,12 @@ import tf_keras
 
 from data.user_error import UserError
 from modeling import flop_count
-from modeling.encoder_config import EncoderConfig
-from modeling.encoder_config import scaled_config
-from modeling.losses import masked_lm_loss
-from modeling.teams import TEAMS_WEIGHT_SHARING
-from modeling.teams import TeamsPretrainer
-from modeling.weight_sharing import EMBEDDINGS
+from modeling.layers.encoder_config import EncoderConfig
+from modeling.layers.encoder_config import scaled_config
+from modeling.losses.pretraining_losses import masked_lm_loss
+from modeling.models.teams import TEAMS_WEIGHT_SHARING
+from modeling.models.teams import TeamsPretrainer
+from modeling.layers.weight_sharing import EMBEDDINGS
 from tasks.electra_pretraining import ElectraPretrainingTask
 from tasks.electra_pretraining import generator_and_discriminator_flop_terms
 from tasks.pretraining_task import PretrainingData
@@ -39,7 +39,7 @@ class TeamsPretrainingTask(ElectraPretrainingTask):
     mws_weight: lambda_2 (2).
     weight_sharing: "embeddings" (the paper: the generator uses the discriminator's
       embedding sub-network) or "gdes" (DeBERTa-V3's gradient-disentangled embedding
-      sharing, modeling/disentangled_embedding.py); the bottom layers are shared either way.
+      sharing, modeling/layers/disentangled_embedding.py); the bottom layers are shared either way.
 
   Metrics: ELECTRA's (masked_lm_accuracy, sampled_token_correct_rate, disc_accuracy,
   disc_precision, disc_recall, disc_auc) plus mws_accuracy (the original picked from its

@@ -161,9 +161,9 @@ def test_the_checker_reads_every_form_of_import():
   assert upward_imports(source, "tasks.glue_task") == [
       "1: training.trainer", "2: training.serving.export", "4: bench.flops",
       "6: official_runner"]
-  assert upward_imports("from data.pretraining import masking\n", "modeling.bert") == [
+  assert upward_imports("from data.pretraining import masking\n", "modeling.models.bert") == [
       "1: data.pretraining.masking"]
-  assert upward_imports("from data import user_error\n", "modeling.bert") == [
+  assert upward_imports("from data import user_error\n", "modeling.models.bert") == [
       "1: data.user_error"]
   assert upward_imports("from modeling import losses\n", "training.trainer") == []
 

@@ -176,7 +176,7 @@ _GDES_GENERATOR_TABLE = (
 def _gdes_word_table(comparison: WeightComparison) -> Optional[tf.Tensor]:
   """The discriminator's word table E_D = E_G + E_delta, float32 [vocab_size,
   embedding_size], of a checkpoint written under weight_sharing='gdes'
-  (modeling/disentangled_embedding.py), when the model has a plain word table the
+  (modeling/layers/disentangled_embedding.py), when the model has a plain word table the
   checkpoint lacks; else None."""
   checkpoint_keys = set(comparison.unused) | set(comparison.matched)
   if (_ENCODER_WORD_TABLE not in comparison.not_in_checkpoint

@@ -13,7 +13,7 @@ from typing import Dict, List
 import numpy as np
 import tensorflow as tf
 
-from modeling.losses import cross_replica_sum
+from modeling.losses.pretraining_losses import cross_replica_sum
 from training.layerwise_decay import apply_layerwise_decay
 from training.layerwise_decay import layerwise_lr_multipliers
 from training.precision import unscaled_optimizer

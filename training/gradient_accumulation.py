@@ -8,7 +8,8 @@ summed over the loop then go through the rest of the step once: all-reduce, clip
 NaN guard and the optimizer update. What makes the sum the whole batch's gradient:
 
 - Normalisers: every loss divides by the real-token (or example) count of the global batch
-  (modeling/losses.py). Before the loop the task's `compute_losses` runs once on the whole
+  (modeling/losses/pretraining_losses.py). Before the loop the task's `compute_losses` runs
+  once on the whole
   batch with zero model outputs inside `recording_denominators`: its denominators depend on
   the batch only (masked_lm_weights, input_mask, label_weight, the batch size), and are
   summed across replicas. Each micro-batch's losses divide by those (`given_denominators`),
@@ -30,9 +31,9 @@ from typing import Callable, Dict, List, Mapping, Sequence, Tuple
 
 import tensorflow as tf
 
-from modeling.losses import cross_replica_sum
-from modeling.losses import given_denominators
-from modeling.losses import recording_denominators
+from modeling.losses.pretraining_losses import cross_replica_sum
+from modeling.losses.pretraining_losses import given_denominators
+from modeling.losses.pretraining_losses import recording_denominators
 
 
 def dense_gradients(grads: Sequence, variables: Sequence[tf.Variable]) -> List[tf.Tensor]:

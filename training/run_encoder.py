@@ -23,7 +23,7 @@ from gin import config_parser
 import tensorflow as tf
 
 from data.user_error import UserError
-from modeling.encoder_config import encoder_config
+from modeling.layers.encoder_config import encoder_config
 
 # The runner's config files, in the order a run's encoder is looked for (the newest wins).
 _RUN_CONFIG_FILES = ("train_and_eval_config.gin", "train_config.gin")

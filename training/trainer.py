@@ -31,7 +31,7 @@ import tensorflow as tf
 import tf_keras
 
 from data.user_error import UserError
-from modeling.losses import cross_replica_sum
+from modeling.losses.pretraining_losses import cross_replica_sum
 from tasks.protocol import Task
 from training import gradient_accumulation
 from training.gradient_clipping import clip_by_global_norm

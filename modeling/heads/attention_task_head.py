@@ -3,11 +3,11 @@ from typing import Optional
 
 import tf_keras
 
-from modeling.encoder_config import EncoderConfig
-from modeling.relative_position import make_relative_position_bias
-from modeling.relative_position import RelativePositionBias
-from modeling.transformer_encoder import attention_mask_from_input_mask
-from modeling.transformer_encoder import make_transformer_block
+from modeling.layers.encoder_config import EncoderConfig
+from modeling.layers.relative_position import make_relative_position_bias
+from modeling.layers.relative_position import RelativePositionBias
+from modeling.layers.transformer_encoder import attention_mask_from_input_mask
+from modeling.layers.transformer_encoder import make_transformer_block
 
 
 class AttentionTaskHead(tf_keras.layers.Layer):

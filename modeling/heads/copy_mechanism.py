@@ -2,7 +2,7 @@
 (1 - D) softmax."""
 import tensorflow as tf
 
-from modeling import fused_ops
+from modeling.layers import fused_ops
 
 
 def copy_mixture_log_prob(token_logits: tf.Tensor, copy_logits: tf.Tensor,

@@ -19,7 +19,7 @@ from typing import Dict, Optional
 import tensorflow as tf
 import tf_keras
 
-from modeling.initializers import truncated_normal
+from modeling.layers.initializers import truncated_normal
 
 # Added to the logits of positions outside the paragraph mask.
 _MASKED_LOGIT = -1e9

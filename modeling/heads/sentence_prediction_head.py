@@ -2,7 +2,7 @@
 import tensorflow as tf
 import tf_keras
 
-from modeling.initializers import truncated_normal
+from modeling.layers.initializers import truncated_normal
 
 
 @tf_keras.utils.register_keras_serializable(package="electra_garden")

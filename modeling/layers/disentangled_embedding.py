@@ -1,6 +1,6 @@
 """Gradient-disentangled embedding sharing, GDES (He et al., 2021, DeBERTa-V3, section 3.2).
 
-`weight_sharing = 'gdes'` of ELECTRA, ELECTRA-HP and TEAMS (modeling/weight_sharing.py).
+`weight_sharing = 'gdes'` of ELECTRA, ELECTRA-HP and TEAMS (modeling/layers/weight_sharing.py).
 
 The discriminator's word table is E_D = stop_gradient(E_G) + E_delta: the generator's
 table E_G, updated by the generator's losses only (its MLM loss; ELECTRA-HP's sampling
@@ -11,9 +11,9 @@ discriminator shares nothing else with its generator.
 """
 import tensorflow as tf
 
-from modeling.embedding_network import embedding_arguments
-from modeling.embedding_network import EmbeddingNetwork
-from modeling.encoder_config import EncoderConfig
+from modeling.layers.embedding_network import embedding_arguments
+from modeling.layers.embedding_network import EmbeddingNetwork
+from modeling.layers.encoder_config import EncoderConfig
 
 
 class DisentangledEmbeddingNetwork(EmbeddingNetwork):

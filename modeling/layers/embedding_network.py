@@ -3,7 +3,7 @@ import tensorflow as tf
 import tf_keras
 from official.nlp.modeling import layers as nlp_layers
 
-from modeling.initializers import truncated_normal
+from modeling.layers.initializers import truncated_normal
 
 
 class EmbeddingNetwork(tf_keras.layers.Layer):

@@ -36,7 +36,7 @@ class EncoderConfig:
     initializer_range: stddev of the truncated-normal initialiser.
     norm_epsilon: LayerNorm epsilon.
     relative_position: "none", or "t5": T5's bucketed relative position bias added to the
-      attention logits, one table shared by all layers (modeling/relative_position.py),
+      attention logits, one table shared by all layers (modeling/layers/relative_position.py),
       on top of the absolute position embeddings, which are kept.
     relative_position_buckets: T5's bucket count over both directions (Raffel et al.,
       2020, section 2.1: 32).

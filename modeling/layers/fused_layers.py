@@ -11,10 +11,10 @@ import math
 import tensorflow as tf
 import tf_keras
 
-from modeling import fused_ops
-from modeling.relative_position import BiasedMultiHeadAttention
-from modeling.relative_position import RelativePositionEncoderBlock
-from modeling.relative_position import unbuilt_attention_config
+from modeling.layers import fused_ops
+from modeling.layers.relative_position import BiasedMultiHeadAttention
+from modeling.layers.relative_position import RelativePositionEncoderBlock
+from modeling.layers.relative_position import unbuilt_attention_config
 
 
 def _is_training(training) -> bool:
@@ -171,7 +171,7 @@ class FusedTransformerEncoderBlock(RelativePositionEncoderBlock):
   above (same configs, so the same variables, names and checkpoints). Only the sublayers
   the parent built as plain Keras layers are swapped: RMSNorm, block-sparse or multi-query
   attention and non-GELU activations keep the parent's. The parent is Model Garden's block
-  with an optional relative position bias (`position_bias`, modeling/relative_position.py).
+  with an optional relative position bias (`position_bias`, modeling/layers/relative_position.py).
   """
 
   def build(self, input_shape):

@@ -182,7 +182,7 @@ def _layer_norm_kernels(epsilon: float):
     next layer's kernels, which were fused into the next ones', and so on: each layer
     recomputed the residual chain of every layer below it (a kernel of 169 multiplies per
     element in ELECTRA-Small's 12th layer; work quadratic in depth). In this form, and with
-    its autodiff as d_x, XLA computes each once (tests/modeling/test_fused_ops.py)."""
+    its autodiff as d_x, XLA computes each once (tests/modeling/layers/test_fused_ops.py)."""
     mean, variance = tf.nn.moments(x32, axes=[-1], keepdims=True)
     scale = tf.math.rsqrt(variance + epsilon) * gamma
     return x32 * scale - mean * scale

@@ -3,7 +3,7 @@
 What is shared (the same Python objects, hence the same variables, stored once):
 - the embedding sub-network (word, position and type tables and their LayerNorm), as in the
   ELECTRA paper (Model Garden ties only the word table), unless the generator is given its
-  own (`weight_sharing` 'none' or 'gdes', modeling/weight_sharing.py, which calls this);
+  own (`weight_sharing` 'none' or 'gdes', modeling/layers/weight_sharing.py, which calls this);
 - the E->H embedding projection when the generator is as wide as the discriminator and
   shares its embedding sub-network; otherwise the generator gets its own projection from the
   embedding width to its width;
@@ -13,8 +13,8 @@ What is shared (the same Python objects, hence the same variables, stored once):
   as many attention heads (TEAMS): like the position embeddings it is tied, and the
   shared layers need it. A generator with fewer heads (ELECTRA's) has its own.
 """
-from modeling.encoder_config import scaled_config
-from modeling.transformer_encoder import TransformerEncoder
+from modeling.layers.encoder_config import scaled_config
+from modeling.layers.transformer_encoder import TransformerEncoder
 
 
 def build_generator(discriminator: TransformerEncoder, width_multiplier: float = 1.0,

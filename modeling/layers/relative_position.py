@@ -24,8 +24,8 @@ import tensorflow as tf
 import tf_keras
 from official.nlp.modeling import layers as nlp_layers
 
-from modeling.encoder_config import EncoderConfig
-from modeling.initializers import truncated_normal
+from modeling.layers.encoder_config import EncoderConfig
+from modeling.layers.initializers import truncated_normal
 
 # Checkpoint and variable name of the table. It contains "bias", so the optimizers'
 # NO_WEIGHT_DECAY regexes keep it out of weight decay like every other bias.

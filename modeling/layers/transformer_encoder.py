@@ -5,15 +5,15 @@ import gin
 import tensorflow as tf
 import tf_keras
 
-from modeling.initializers import truncated_normal
+from modeling.layers.initializers import truncated_normal
 from official.nlp.modeling import layers as nlp_layers
 
-from modeling.embedding_network import EmbeddingNetwork
-from modeling.encoder_config import EncoderConfig
-from modeling.fused_layers import FusedTransformerEncoderBlock
-from modeling.relative_position import make_relative_position_bias
-from modeling.relative_position import RelativePositionBias
-from modeling.relative_position import RelativePositionEncoderBlock
+from modeling.layers.embedding_network import EmbeddingNetwork
+from modeling.layers.encoder_config import EncoderConfig
+from modeling.layers.fused_layers import FusedTransformerEncoderBlock
+from modeling.layers.relative_position import make_relative_position_bias
+from modeling.layers.relative_position import RelativePositionBias
+from modeling.layers.relative_position import RelativePositionEncoderBlock
 
 
 @gin.configurable(allowlist=["fused_kernels"])

@@ -10,7 +10,7 @@ partial layer sharing meaningful):
   ("tying token embeddings", 84.3); TEAMS shares its bottom layers on top.
 - "gdes": DeBERTa-V3's gradient-disentangled embedding sharing (He et al., 2021): the
   generator has its own embedding sub-network E_G; the discriminator's word table is
-  stop_gradient(E_G) + E_delta (modeling/disentangled_embedding.py).
+  stop_gradient(E_G) + E_delta (modeling/layers/disentangled_embedding.py).
 - "all": every encoder weight is tied, so generator and discriminator are one Transformer
   under two heads (MLM and RTD). ELECTRA section 3.2, "tying all weights" (84.4); needs a
   generator as wide and as deep as the discriminator.
@@ -20,13 +20,13 @@ its own input, so the FLOPs of a step are the same under every scheme.
 """
 from typing import Optional, Tuple
 
-from modeling.disentangled_embedding import gdes_embeddings
-from modeling.embedding_network import embedding_arguments
-from modeling.embedding_network import EmbeddingNetwork
-from modeling.encoder_config import EncoderConfig
-from modeling.encoder_config import scaled_config
-from modeling.generator_discriminator import build_generator
-from modeling.transformer_encoder import TransformerEncoder
+from modeling.layers.disentangled_embedding import gdes_embeddings
+from modeling.layers.embedding_network import embedding_arguments
+from modeling.layers.embedding_network import EmbeddingNetwork
+from modeling.layers.encoder_config import EncoderConfig
+from modeling.layers.encoder_config import scaled_config
+from modeling.layers.generator_discriminator import build_generator
+from modeling.layers.transformer_encoder import TransformerEncoder
 
 NONE, EMBEDDINGS, GDES, ALL = "none", "embeddings", "gdes", "all"
 WEIGHT_SHARING = (NONE, EMBEDDINGS, GDES, ALL)

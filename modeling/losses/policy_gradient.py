@@ -16,7 +16,7 @@ from typing import Optional
 
 import tensorflow as tf
 
-from modeling.losses import weighted_mean
+from modeling.losses.pretraining_losses import weighted_mean
 
 
 def sample_log_probs(logits: tf.Tensor, sampled_ids: tf.Tensor, temperature: float = 1.0,
@@ -26,7 +26,7 @@ def sample_log_probs(logits: tf.Tensor, sampled_ids: tf.Tensor, temperature: flo
   Args:
     logits: float [batch, P, vocab], the generator's (differentiable).
     sampled_ids: int [batch, P], the draws.
-    temperature: the sampling temperature (`modeling.sampling.categorical_sample`'s).
+    temperature: the sampling temperature (`replacement_sampling.categorical_sample`'s).
     disallowed_ids: int [batch, P] or None: an id that could not be drawn at each position.
 
   Returns:

@@ -19,7 +19,7 @@ from typing import List, Sequence
 
 import tensorflow as tf
 
-from modeling import fused_ops
+from modeling.layers import fused_ops
 
 
 def cross_replica_sum(value: tf.Tensor) -> tf.Tensor:

@@ -3,9 +3,9 @@ copy mechanism."""
 import tensorflow as tf
 import tf_keras
 
-from modeling.encoder_config import EncoderConfig
-from modeling.initializers import truncated_normal
-from modeling.replace_mlm import ReplaceMlmPretrainer
+from modeling.layers.encoder_config import EncoderConfig
+from modeling.layers.initializers import truncated_normal
+from modeling.models.replace_mlm import ReplaceMlmPretrainer
 
 
 class AllTokensMlmPretrainer(ReplaceMlmPretrainer):

@@ -1,11 +1,11 @@
 """BERT-style masked-language-model pretrainer: one encoder and a tied MLM head."""
 import tf_keras
 
-from modeling import model_parts
-from modeling.encoder_config import EncoderConfig
-from modeling.masked_lm_head import tied_masked_lm_head
-from modeling.transformer_encoder import encoder_inputs_of
-from modeling.transformer_encoder import TransformerEncoder
+from modeling.models import model_parts
+from modeling.layers.encoder_config import EncoderConfig
+from modeling.heads.masked_lm_head import tied_masked_lm_head
+from modeling.layers.transformer_encoder import encoder_inputs_of
+from modeling.layers.transformer_encoder import TransformerEncoder
 
 
 class BertPretrainer(tf_keras.Model):
@@ -31,7 +31,7 @@ class BertPretrainer(tf_keras.Model):
         self.encoder.embedding_network, config, "masked_lm_head")
 
   def exported_parts(self):
-    """The encoder with its MLM head, as BertForMaskedLM (modeling/model_parts.py)."""
+    """The encoder with its MLM head, as BertForMaskedLM (modeling/models/model_parts.py)."""
     return [model_parts.ModelPart("bert", model_parts.BERT_FOR_MASKED_LM, self.encoder,
                                   self.masked_lm_head)]
 

@@ -2,15 +2,15 @@
 import tensorflow as tf
 import tf_keras
 
-from modeling.encoder_config import EncoderConfig
-from modeling import model_parts
-from modeling.masked_lm_head import tied_masked_lm_head
-from modeling.rtd_head import RTDHead
-from modeling.sampling import categorical_sample
-from modeling.sampling import replace_masked_tokens
-from modeling.weight_sharing import build_encoders
-from modeling.weight_sharing import EMBEDDINGS
-from modeling.transformer_encoder import encoder_inputs_of
+from modeling.layers.encoder_config import EncoderConfig
+from modeling.models import model_parts
+from modeling.heads.masked_lm_head import tied_masked_lm_head
+from modeling.heads.rtd_head import RTDHead
+from modeling.sampling.replacement_sampling import categorical_sample
+from modeling.sampling.replacement_sampling import replace_masked_tokens
+from modeling.layers.weight_sharing import build_encoders
+from modeling.layers.weight_sharing import EMBEDDINGS
+from modeling.layers.transformer_encoder import encoder_inputs_of
 
 
 class ElectraPretrainer(tf_keras.Model):
@@ -33,7 +33,7 @@ class ElectraPretrainer(tf_keras.Model):
       from (1.0 in the paper).
     disallow_correct: never sample the original token (an ablation of the paper's appendix).
     weight_sharing: what the generator shares with the discriminator
-      (modeling/weight_sharing.py): "embeddings" (the paper: one embedding sub-network),
+      (modeling/layers/weight_sharing.py): "embeddings" (the paper: one embedding sub-network),
       "none", "gdes" (DeBERTa-V3's gradient-disentangled sharing: the discriminator's loss
       then never reaches the generator) or "all" (one Transformer, two heads; needs
       generator_width_multiplier 1).
@@ -47,7 +47,7 @@ class ElectraPretrainer(tf_keras.Model):
 
   Call inputs: dict `input_word_ids`, `input_mask`, `input_type_ids` int32 [batch, seq];
     `masked_lm_positions`, `masked_lm_ids` int32 [batch, P]; `masked_lm_weights` float32
-    [batch, P]; `sampling_seeds` int32 [batch, 2] (see modeling.sampling.example_seeds).
+    [batch, P]; `sampling_seeds` int32 [batch, 2] (see replacement_sampling.example_seeds).
   Call output: dict
     `mlm_logits` float32 [batch, P, vocab_size], the generator's logits;
     `sampled_ids` int32 [batch, P], the drawn replacements;
@@ -75,7 +75,7 @@ class ElectraPretrainer(tf_keras.Model):
 
   def exported_parts(self):
     """The discriminator with its RTD head, then the generator with its MLM head
-    (modeling/model_parts.py)."""
+    (modeling/models/model_parts.py)."""
     return [model_parts.ModelPart("discriminator", model_parts.ELECTRA_FOR_PRETRAINING,
                                   self.encoder, self.rtd_head),
             model_parts.ModelPart("generator", model_parts.ELECTRA_FOR_MASKED_LM,
@@ -101,7 +101,7 @@ class ElectraPretrainer(tf_keras.Model):
 
   def generator_extras(self, generator_output, mlm_logits, sampled_ids, inputs):
     """More outputs from the generator's side, for a subclass (adversarial ELECTRA's policy
-    terms, modeling/adversarial_electra.py); none here.
+    terms, modeling/models/adversarial_electra.py); none here.
 
     Args:
       generator_output: the generator's sequence output [batch, seq, generator hidden].

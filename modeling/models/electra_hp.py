@@ -15,32 +15,32 @@ instead of p_G:
 
 The draws are discrete and made from stop-gradient'ed distributions, so the discriminator's
 loss never reaches the generator or the sampling head except through the tied embeddings
-(exactly as in ELECTRA). The sampling head's loss (modeling/hardness_sampling.py) holds the
+(exactly as in ELECTRA). The sampling head's loss (modeling/sampling/hardness_sampling.py) holds the
 discriminator's outputs constant, so it never trains the discriminator; it does train the
 generator body and the tied embeddings, which the head shares (the paper's joint objective
 minimises all three losses over theta_G, theta_S and theta_D with theta_S inside the
 generator).
 
-`weight_sharing` is ELECTRA's (modeling/weight_sharing.py); the sampling head reads the
+`weight_sharing` is ELECTRA's (modeling/layers/weight_sharing.py); the sampling head reads the
 generator's word table, so under "gdes" its loss, like the MLM loss, trains E_G and never
 the discriminator's difference table.
 """
 import tensorflow as tf
 
-from modeling.electra import ElectraPretrainer
-from modeling.encoder_config import EncoderConfig
-from modeling.hardness_sampling import HARDNESS_METHODS
-from modeling.hardness_sampling import HP_LOSS
-from modeling.hardness_sampling import estimated_discriminator_log_losses
-from modeling.hardness_sampling import hp_dist_head_loss
-from modeling.hardness_sampling import hp_dist_sampling_log_probs
-from modeling.hardness_sampling import hp_loss_head_loss
-from modeling.hardness_sampling import hp_loss_sampling_log_probs
-from modeling.masked_lm_head import tied_masked_lm_head
-from modeling.masked_lm_head import gather_positions
-from modeling.sampling import categorical_sample
-from modeling.sampling import replace_masked_tokens
-from modeling.transformer_encoder import encoder_inputs_of
+from modeling.models.electra import ElectraPretrainer
+from modeling.layers.encoder_config import EncoderConfig
+from modeling.sampling.hardness_sampling import HARDNESS_METHODS
+from modeling.sampling.hardness_sampling import HP_LOSS
+from modeling.sampling.hardness_sampling import estimated_discriminator_log_losses
+from modeling.sampling.hardness_sampling import hp_dist_head_loss
+from modeling.sampling.hardness_sampling import hp_dist_sampling_log_probs
+from modeling.sampling.hardness_sampling import hp_loss_head_loss
+from modeling.sampling.hardness_sampling import hp_loss_sampling_log_probs
+from modeling.heads.masked_lm_head import tied_masked_lm_head
+from modeling.heads.masked_lm_head import gather_positions
+from modeling.sampling.replacement_sampling import categorical_sample
+from modeling.sampling.replacement_sampling import replace_masked_tokens
+from modeling.layers.transformer_encoder import encoder_inputs_of
 
 
 class ElectraHpPretrainer(ElectraPretrainer):

@@ -5,9 +5,9 @@ into `model.encoder` and layer-wise learning rates can tell encoder variables fr
 """
 import tf_keras
 
-from modeling.joint_span_head import JointSpanHead
-from modeling.sentence_prediction_head import SentencePredictionHead
-from modeling.transformer_encoder import TransformerEncoder
+from modeling.heads.joint_span_head import JointSpanHead
+from modeling.heads.sentence_prediction_head import SentencePredictionHead
+from modeling.layers.transformer_encoder import TransformerEncoder
 
 
 class SentencePredictionModel(tf_keras.Model):

@@ -3,20 +3,20 @@ generator's samples instead of [MASK]."""
 import tensorflow as tf
 import tf_keras
 
-from modeling import model_parts
-from modeling.encoder_config import EncoderConfig
-from modeling.generator_discriminator import build_generator
-from modeling.masked_lm_head import tied_masked_lm_head
-from modeling.sampling import categorical_sample
-from modeling.sampling import replace_masked_tokens
-from modeling.transformer_encoder import encoder_inputs_of
-from modeling.transformer_encoder import TransformerEncoder
+from modeling.models import model_parts
+from modeling.layers.encoder_config import EncoderConfig
+from modeling.layers.generator_discriminator import build_generator
+from modeling.heads.masked_lm_head import tied_masked_lm_head
+from modeling.sampling.replacement_sampling import categorical_sample
+from modeling.sampling.replacement_sampling import replace_masked_tokens
+from modeling.layers.transformer_encoder import encoder_inputs_of
+from modeling.layers.transformer_encoder import TransformerEncoder
 
 
 class ReplaceMlmPretrainer(tf_keras.Model):
   """Generator (masked LM) + a masked LM reading the generator's replacements.
 
-  The generator is ELECTRA's (modeling/electra.py): it reads the masked input, predicts the
+  The generator is ELECTRA's (modeling/models/electra.py): it reads the masked input, predicts the
   originals at the masked positions, and one sample per position (drawn from its
   stop-gradient'ed softmax, seeded per example) is written into the input. The MLM encoder,
   the one that transfers, reads that input and predicts the originals at the same
@@ -62,7 +62,7 @@ class ReplaceMlmPretrainer(tf_keras.Model):
 
   def exported_parts(self):
     """The MLM encoder with its head, then the generator, both as ElectraForMaskedLM
-    (modeling/model_parts.py)."""
+    (modeling/models/model_parts.py)."""
     return [model_parts.ModelPart("discriminator", model_parts.ELECTRA_FOR_MASKED_LM,
                                   self.encoder, self.masked_lm_head),
             model_parts.ModelPart("generator", model_parts.ELECTRA_FOR_MASKED_LM,

@@ -6,10 +6,10 @@ parameter beyond a BERT's. One training step runs two forward passes and one bac
 
 1. The masked input x_hat -> MLM logits at the masked positions -> MLM loss.
 2. At each masked position a token x_bar is drawn from the Gumbel-softmax distribution of
-   equation 3 at temperature tau (modeling.sampling.gumbel_softmax_sample; no gradient
-   through the draw) and written into x_hat, giving x_bar.
+   equation 3 at temperature tau (replacement_sampling.gumbel_softmax_sample; no
+   gradient through the draw) and written into x_hat, giving x_bar.
 3. x_bar -> vocabulary logits s_t at every position -> the critic's logit that token t was
-   replaced, -logsumexp(s_t) (modeling/self_critic.py) -> ELECTRA's RTD loss on it. s_t are
+   replaced, -logsumexp(s_t) (modeling/heads/self_critic.py) -> ELECTRA's RTD loss on it. s_t are
    the logits the MLM softmax uses (W e_t plus the head's output bias; the paper's W e_t
    has no bias, which changes nothing in the derivation).
 
@@ -21,17 +21,17 @@ them with [MASK], a random token or kept them: m_t of equations 1-3.
 import tensorflow as tf
 import tf_keras
 
-from modeling.encoder_config import EncoderConfig
-from modeling import model_parts
-from modeling.masked_lm_head import tied_masked_lm_head
-from modeling.sampling import fold_in_seeds
-from modeling.sampling import gumbel_noise
-from modeling.sampling import gumbel_softmax_sample
-from modeling.sampling import replace_masked_tokens
-from modeling.self_critic import pseudo_log_likelihood
-from modeling.self_critic import replaced_logits
-from modeling.transformer_encoder import encoder_inputs_of
-from modeling.transformer_encoder import TransformerEncoder
+from modeling.layers.encoder_config import EncoderConfig
+from modeling.models import model_parts
+from modeling.heads.masked_lm_head import tied_masked_lm_head
+from modeling.sampling.replacement_sampling import fold_in_seeds
+from modeling.sampling.replacement_sampling import gumbel_noise
+from modeling.sampling.replacement_sampling import gumbel_softmax_sample
+from modeling.sampling.replacement_sampling import replace_masked_tokens
+from modeling.heads.self_critic import pseudo_log_likelihood
+from modeling.heads.self_critic import replaced_logits
+from modeling.layers.transformer_encoder import encoder_inputs_of
+from modeling.layers.transformer_encoder import TransformerEncoder
 
 # Salts that turn one per-example seed into the two independent draws of a sample: the
 # relaxation noise and the categorical draw.
@@ -80,7 +80,7 @@ class ScriptPretrainer(tf_keras.Model):
 
   def exported_parts(self):
     """The one encoder with its MLM head (generator and critic), as ElectraForMaskedLM
-    (modeling/model_parts.py)."""
+    (modeling/models/model_parts.py)."""
     return [model_parts.ModelPart("discriminator", model_parts.ELECTRA_FOR_MASKED_LM,
                                   self.encoder, self.masked_lm_head)]
 

@@ -4,10 +4,10 @@ Shen et al. (2021), "Training ELECTRA Augmented with Multi-word Selection":
 
 - Generator: as wide as the discriminator and half as deep; its bottom half are the
   discriminator's own bottom layers (the same objects), and the whole embedding sub-network
-  is tied (modeling/generator_discriminator.py), or shared through DeBERTa-V3's stop-gradient
-  (`weight_sharing = "gdes"`, modeling/weight_sharing.py).
+  is tied (modeling/layers/generator_discriminator.py), or shared through DeBERTa-V3's stop-gradient
+  (`weight_sharing = "gdes"`, modeling/layers/weight_sharing.py).
 - Per masked position the generator draws one replacement (as ELECTRA) and K non-original
-  candidates without replacement (modeling/candidate_sampling.py); the candidate set is the
+  candidates without replacement (modeling/sampling/candidate_sampling.py); the candidate set is the
   original plus those K, in a random order.
 - Discriminator: L - k task-agnostic layers, then two task-specific branches of k chained
   Transformer layers each (k = 1 in the paper), both reading layer L - k:
@@ -23,23 +23,23 @@ Shen et al. (2021), "Training ELECTRA Augmented with Multi-word Selection":
 import tensorflow as tf
 import tf_keras
 
-from modeling.attention_task_head import AttentionTaskHead
-from modeling.candidate_sampling import NEGATIVE_STRATEGIES
-from modeling.candidate_sampling import SAMPLED
-from modeling.candidate_sampling import negative_candidates
-from modeling.candidate_sampling import shuffled_candidate_set
-from modeling.encoder_config import EncoderConfig
-from modeling import model_parts
-from modeling.masked_lm_head import tied_masked_lm_head
-from modeling.rtd_head import RTDHead
-from modeling.sampling import categorical_sample
-from modeling.sampling import fold_in_seeds
-from modeling.sampling import gumbel_noise
-from modeling.sampling import replace_masked_tokens
-from modeling.weight_sharing import build_encoders
-from modeling.weight_sharing import EMBEDDINGS
-from modeling.weight_sharing import GDES
-from modeling.transformer_encoder import encoder_inputs_of
+from modeling.heads.attention_task_head import AttentionTaskHead
+from modeling.sampling.candidate_sampling import NEGATIVE_STRATEGIES
+from modeling.sampling.candidate_sampling import SAMPLED
+from modeling.sampling.candidate_sampling import negative_candidates
+from modeling.sampling.candidate_sampling import shuffled_candidate_set
+from modeling.layers.encoder_config import EncoderConfig
+from modeling.models import model_parts
+from modeling.heads.masked_lm_head import tied_masked_lm_head
+from modeling.heads.rtd_head import RTDHead
+from modeling.sampling.replacement_sampling import categorical_sample
+from modeling.sampling.replacement_sampling import fold_in_seeds
+from modeling.sampling.replacement_sampling import gumbel_noise
+from modeling.sampling.replacement_sampling import replace_masked_tokens
+from modeling.layers.weight_sharing import build_encoders
+from modeling.layers.weight_sharing import EMBEDDINGS
+from modeling.layers.weight_sharing import GDES
+from modeling.layers.transformer_encoder import encoder_inputs_of
 
 # What TEAMS' generator may share beyond its bottom layers: "none" and "all" would be
 # other models (num_shared_generator_layers sets the layers).
@@ -76,7 +76,7 @@ class TeamsPretrainer(tf_keras.Model):
 
   Call inputs: dict `input_word_ids`, `input_mask`, `input_type_ids` int32 [batch, seq];
     `masked_lm_positions`, `masked_lm_ids` int32 [batch, P]; `masked_lm_weights` float32
-    [batch, P]; `sampling_seeds` int32 [batch, 2] (modeling.sampling.example_seeds).
+    [batch, P]; `sampling_seeds` int32 [batch, 2] (replacement_sampling.example_seeds).
   Call output: dict
     `mlm_logits` float32 [batch, P, vocab], the generator's logits;
     `sampled_ids` int32 [batch, P], the replacements;
@@ -128,7 +128,7 @@ class TeamsPretrainer(tf_keras.Model):
 
   def exported_parts(self):
     """The discriminator with its MWS head (the branch the paper transfers), then the
-    generator; the RTD branch has no transformers counterpart (modeling/model_parts.py)."""
+    generator; the RTD branch has no transformers counterpart (modeling/models/model_parts.py)."""
     return [model_parts.ModelPart("discriminator", model_parts.ELECTRA_FOR_MASKED_LM,
                                   self.encoder, self.mws_head),
             model_parts.ModelPart("generator", model_parts.ELECTRA_FOR_MASKED_LM,

@@ -12,7 +12,7 @@ by setting its perturbed score to -inf before the top-k, which is the same as sa
 without replacement from p_G renormalised over the non-original tokens.
 
 The functions take their random numbers as arguments (Gumbel noise, sort keys) so they are
-pure and testable with hand-picked noise; `modeling.teams` draws them from stateless seeds.
+pure and testable with hand-picked noise; `modeling.models.teams` draws them from stateless seeds.
 """
 import tensorflow as tf
 

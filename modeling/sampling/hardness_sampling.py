@@ -18,7 +18,7 @@ HP_Dist: the head's logits are softmax logits, p_S = softmax(z), sampled directl
   is trained with -(p_G(x') / p_S(x')) L_D(x') log p_S(x'), with no gradient through the
   importance ratio or the discriminator loss, whose optimum is equation 1.
 
-Discriminator convention (modeling/rtd_head.py): its logit r is that the token was replaced,
+Discriminator convention (modeling/heads/rtd_head.py): its logit r is that the token was replaced,
 so D = sigmoid(-r) and L_D = sigmoid cross-entropy of r against the replaced label.
 All functions work in float32 on [batch, num_masked, vocab] logits.
 """

@@ -6,7 +6,7 @@ import tf_keras
 from bench import flops
 from bench import hlo_flops
 from bench import pretraining_setup
-from modeling.encoder_config import EncoderConfig
+from modeling.layers.encoder_config import EncoderConfig
 from tasks.bert_pretraining import BertPretrainingTask
 from tasks.pretraining_task import PretrainingData
 

@@ -1,5 +1,5 @@
 """tiny_encoder: the "tiny" preset (L2 H32 A2 E16) over a given vocabulary."""
-from modeling.encoder_config import encoder_config
+from modeling.layers.encoder_config import encoder_config
 from tests.kit import paths
 
 

@@ -9,7 +9,7 @@ import os
 
 import tensorflow as tf
 
-from modeling.script import ScriptPretrainer
+from modeling.models.script import ScriptPretrainer
 from tasks.finetuning_task import FinetuningData
 from tasks.glue_task import GlueTask
 from tasks.pretraining_task import PretrainingData

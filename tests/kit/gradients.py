@@ -1,8 +1,8 @@
 """Which variables layers share, and which groups of weights a loss trains."""
 import tensorflow as tf
 
-from modeling.losses import masked_lm_loss
-from modeling.losses import replaced_token_detection_loss
+from modeling.losses.pretraining_losses import masked_lm_loss
+from modeling.losses.pretraining_losses import replaced_token_detection_loss
 
 
 def variable_ids(variables):

@@ -16,11 +16,11 @@ import transformers
 
 from studies.parity_with_transformers.transformers_peer import load_transformers_weights
 from studies.parity_with_transformers.transformers_peer import pytorch_name_and_value
-from modeling.bert import BertPretrainer
-from modeling.electra import ElectraPretrainer
-from modeling.electra_hp import ElectraHpPretrainer
-from modeling.script import ScriptPretrainer
-from modeling.teams import TeamsPretrainer
+from modeling.models.bert import BertPretrainer
+from modeling.models.electra import ElectraPretrainer
+from modeling.models.electra_hp import ElectraHpPretrainer
+from modeling.models.script import ScriptPretrainer
+from modeling.models.teams import TeamsPretrainer
 from tests.kit.encoders import tiny_encoder
 
 VOCAB = 50

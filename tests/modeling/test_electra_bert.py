@@ -1,10 +1,10 @@
 import numpy as np
 import tensorflow as tf
 
-from modeling.bert import BertPretrainer
-from modeling.electra import ElectraPretrainer
-from modeling.encoder_config import encoder_config
-from modeling.sampling import example_seeds
+from modeling.models.bert import BertPretrainer
+from modeling.models.electra import ElectraPretrainer
+from modeling.layers.encoder_config import encoder_config
+from modeling.sampling.replacement_sampling import example_seeds
 from tests.kit.gradients import mlm_and_rtd_losses
 from tests.kit.pretraining import pretraining_examples
 

@@ -2,11 +2,11 @@ import numpy as np
 import tensorflow as tf
 import tf_keras
 
-from modeling.attention_task_head import AttentionTaskHead
-from modeling.embedding_network import EmbeddingNetwork
-from modeling.encoder_config import encoder_config
-from modeling.masked_lm_head import MaskedLMHead, gather_positions
-from modeling.rtd_head import RTDHead
+from modeling.heads.attention_task_head import AttentionTaskHead
+from modeling.layers.embedding_network import EmbeddingNetwork
+from modeling.layers.encoder_config import encoder_config
+from modeling.heads.masked_lm_head import MaskedLMHead, gather_positions
+from modeling.heads.rtd_head import RTDHead
 from tests.kit.inputs import tiny_inputs
 
 

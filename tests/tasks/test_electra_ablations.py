@@ -13,8 +13,8 @@ from bench import flops
 from modeling import flop_count
 import official_runner
 
-from modeling.copy_mechanism import copy_mixture_log_prob
-from modeling.copy_mechanism import copy_mixture_probabilities
+from modeling.heads.copy_mechanism import copy_mixture_log_prob
+from modeling.heads.copy_mechanism import copy_mixture_probabilities
 from tasks.all_tokens_mlm_pretraining import AllTokensMlmPretrainingTask
 from tasks.electra_pretraining import ElectraPretrainingTask
 from tasks.electra_15_pretraining import Electra15PretrainingTask

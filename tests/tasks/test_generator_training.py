@@ -11,10 +11,10 @@ import pytest
 import tensorflow as tf
 
 from data.user_error import UserError
-from modeling.policy_gradient import baseline_loss
-from modeling.policy_gradient import discriminator_rewards
-from modeling.policy_gradient import reinforce_loss
-from modeling.policy_gradient import sample_log_probs
+from modeling.losses.policy_gradient import baseline_loss
+from modeling.losses.policy_gradient import discriminator_rewards
+from modeling.losses.policy_gradient import reinforce_loss
+from modeling.losses.policy_gradient import sample_log_probs
 from tasks.adversarial_electra_pretraining import AdversarialElectraPretrainingTask
 from tasks.pretraining_task import PretrainingData
 from tasks.two_stage_electra_pretraining import TwoStageElectraPretrainingTask

@@ -2,7 +2,7 @@
 import gin
 import pytest
 
-from modeling.encoder_config import encoder_config
+from modeling.layers.encoder_config import encoder_config
 import official_runner
 from tasks.electra_hp_pretraining import ElectraHpPretrainingTask
 from tasks.script_pretraining import ScriptPretrainingTask

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from modeling.encoder_config import encoder_config
+from modeling.layers.encoder_config import encoder_config
 from tasks.pretraining_task import PretrainingData
 from tests.kit.pretraining import tiny_task
 

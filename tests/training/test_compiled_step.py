@@ -14,7 +14,7 @@ import tensorflow as tf
 import tf_keras
 
 from bench import host_ops
-from modeling.encoder_config import encoder_config
+from modeling.layers.encoder_config import encoder_config
 from tasks.adversarial_electra_pretraining import AdversarialElectraPretrainingTask
 from tasks.all_tokens_mlm_pretraining import AllTokensMlmPretrainingTask
 from tasks.bert_pretraining import BertPretrainingTask

@@ -124,7 +124,7 @@ def encoder_slots(encoder, prefix: str) -> List[WeightSlot]:
   """A TransformerEncoder as transformers' `ElectraModel` / `BertModel` under `prefix`.
 
   Args:
-    encoder: a built modeling.transformer_encoder.TransformerEncoder without pooler.
+    encoder: a built modeling.layers.transformer_encoder.TransformerEncoder without pooler.
     prefix: "electra" or "bert" (the base model's attribute in the *For* classes).
   """
   embeddings = encoder.embedding_network
@@ -143,7 +143,7 @@ def encoder_slots(encoder, prefix: str) -> List[WeightSlot]:
 
 
 def rtd_head_slots(rtd_head) -> List[WeightSlot]:
-  """modeling.rtd_head.RTDHead as ElectraForPreTraining's `discriminator_predictions`."""
+  """modeling.heads.rtd_head.RTDHead as ElectraForPreTraining's `discriminator_predictions`."""
   return (dense_slots(rtd_head.dense, "discriminator_predictions.dense")
           + dense_slots(rtd_head.logit, "discriminator_predictions.dense_prediction"))
 
@@ -169,14 +169,14 @@ def zero_output_bias(mlm_head, name: str) -> Dict[str, np.ndarray]:
 
 
 def electra_mlm_head_slots(mlm_head) -> List[WeightSlot]:
-  """modeling.masked_lm_head.MaskedLMHead as ElectraForMaskedLM's generator head."""
+  """modeling.heads.masked_lm_head.MaskedLMHead as ElectraForMaskedLM's generator head."""
   return (dense_slots(mlm_head.dense, "generator_predictions.dense")
           + layer_norm_slots(mlm_head.layer_norm, "generator_predictions.LayerNorm")
           + _output_bias_slots(mlm_head, ELECTRA_MLM_BIAS))
 
 
 def bert_mlm_head_slots(mlm_head) -> List[WeightSlot]:
-  """modeling.masked_lm_head.MaskedLMHead as BertForMaskedLM's `cls.predictions`."""
+  """modeling.heads.masked_lm_head.MaskedLMHead as BertForMaskedLM's `cls.predictions`."""
   return (dense_slots(mlm_head.dense, "cls.predictions.transform.dense")
           + layer_norm_slots(mlm_head.layer_norm, "cls.predictions.transform.LayerNorm")
           + _output_bias_slots(mlm_head, BERT_MLM_BIAS))

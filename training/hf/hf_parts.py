@@ -1,7 +1,7 @@
 """The HuggingFace side of a model's parts: transformers names and layouts of their weights.
 
 Which parts a model has, and which transformers class each is, the model says
-(modeling/model_parts.py: ELECTRA's discriminator is ElectraForPreTraining, BERT is
+(modeling/models/model_parts.py: ELECTRA's discriminator is ElectraForPreTraining, BERT is
 BertForMaskedLM, ...); this module adds each architecture's model_type and head layout.
 """
 import dataclasses
@@ -9,13 +9,13 @@ from typing import Callable, Dict, List, Optional
 
 import numpy as np
 
-from modeling.encoder_config import EncoderConfig
-from modeling.model_parts import BERT_FOR_MASKED_LM
-from modeling.model_parts import BERT_MODEL
-from modeling.model_parts import ELECTRA_FOR_MASKED_LM
-from modeling.model_parts import ELECTRA_FOR_PRETRAINING
-from modeling.model_parts import ELECTRA_MODEL
-from modeling.model_parts import model_parts
+from modeling.layers.encoder_config import EncoderConfig
+from modeling.models.model_parts import BERT_FOR_MASKED_LM
+from modeling.models.model_parts import BERT_MODEL
+from modeling.models.model_parts import ELECTRA_FOR_MASKED_LM
+from modeling.models.model_parts import ELECTRA_FOR_PRETRAINING
+from modeling.models.model_parts import ELECTRA_MODEL
+from modeling.models.model_parts import model_parts
 from training.hf import hf_layout
 
 # architecture -> (model_type, the head's slots or None)
@@ -74,7 +74,7 @@ class HfPart:
 
 
 def hf_parts(model) -> List[HfPart]:
-  """The parts a built model names (modeling/model_parts.py), the encoder fine-tuning keeps
+  """The parts a built model names (modeling/models/model_parts.py), the encoder fine-tuning keeps
   first.
 
   Raises:

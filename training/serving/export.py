@@ -25,8 +25,8 @@ import tensorflow as tf
 import tf_keras
 
 from data import tokenization
-from modeling.transformer_encoder import ENCODER_INPUTS
-from modeling.transformer_encoder import encoder_inputs_of
+from modeling.layers.transformer_encoder import ENCODER_INPUTS
+from modeling.layers.transformer_encoder import encoder_inputs_of
 from training.serving.text_preprocessing import TextPreprocessor
 
 ID_SIGNATURE = [tf.TensorSpec([None, None], tf.int32, name=name) for name in ENCODER_INPUTS]

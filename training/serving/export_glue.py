@@ -15,7 +15,7 @@ Outputs of both, classification: `logits`, `probabilities` float32 [batch, num_c
 import tensorflow as tf
 
 from data.finetuning.sentence_task import SentenceTaskSpec
-from modeling.finetuning_models import SentencePredictionModel
+from modeling.models.finetuning_models import SentencePredictionModel
 from training.serving.export import EXAMPLES_SIGNATURE
 from training.serving.export import FINETUNING_FEATURE_NAMES
 from training.serving.export import ID_SIGNATURE

@@ -35,7 +35,7 @@ from typing import Optional
 import tensorflow as tf
 import tensorflow_text as tf_text
 
-from modeling.finetuning_models import QuestionAnsweringModel
+from modeling.models.finetuning_models import QuestionAnsweringModel
 from tasks.squad_postprocess import BEAM_OUTPUTS
 from training.serving.export import EXAMPLES_SIGNATURE
 from training.serving.export import FINETUNING_FEATURE_NAMES

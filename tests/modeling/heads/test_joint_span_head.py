@@ -5,8 +5,8 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from modeling.joint_span_head import JointSpanHead
-from modeling.joint_span_head import joint_span_loss
+from modeling.heads.joint_span_head import JointSpanHead
+from modeling.heads.joint_span_head import joint_span_loss
 
 
 def _gelu(x):

@@ -3,7 +3,7 @@ import math
 import numpy as np
 import tensorflow as tf
 
-from modeling.self_critic import original_log_probs, pseudo_log_likelihood, replaced_logits
+from modeling.heads.self_critic import original_log_probs, pseudo_log_likelihood, replaced_logits
 
 
 def test_critic_probability_matches_equation_5_on_hand_values():

@@ -2,12 +2,12 @@
 import numpy as np
 import tensorflow as tf
 
-from modeling.encoder_config import encoder_config
-from modeling.finetuning_models import QuestionAnsweringModel
-from modeling.finetuning_models import SentencePredictionModel
-from modeling.joint_span_head import JointSpanHead
-from modeling.sentence_prediction_head import SentencePredictionHead
-from modeling.transformer_encoder import TransformerEncoder
+from modeling.layers.encoder_config import encoder_config
+from modeling.models.finetuning_models import QuestionAnsweringModel
+from modeling.models.finetuning_models import SentencePredictionModel
+from modeling.heads.joint_span_head import JointSpanHead
+from modeling.heads.sentence_prediction_head import SentencePredictionHead
+from modeling.layers.transformer_encoder import TransformerEncoder
 from tests.kit.inputs import tiny_inputs
 
 

@@ -6,10 +6,10 @@ import numpy as np
 import tensorflow as tf
 import tf_keras
 
-from modeling import fused_layers
-from modeling import fused_ops
-from modeling.encoder_config import encoder_config
-from modeling.transformer_encoder import TransformerEncoder
+from modeling.layers import fused_layers
+from modeling.layers import fused_ops
+from modeling.layers.encoder_config import encoder_config
+from modeling.layers.transformer_encoder import TransformerEncoder
 from official.nlp.modeling import layers as nlp_layers
 from tests.kit.inputs import tiny_inputs
 

@@ -6,7 +6,7 @@ import pytest
 import tensorflow as tf
 import tf_keras
 
-from modeling import fused_ops
+from modeling.layers import fused_ops
 
 SEED = tf.constant([7, 11], tf.int64)
 

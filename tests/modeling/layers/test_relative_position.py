@@ -1,16 +1,17 @@
-"""T5's relative position bias (modeling/relative_position.py) in the encoder and its users."""
+"""T5's relative position bias (modeling/layers/relative_position.py) in the encoder and
+its users."""
 import gin
 import numpy as np
 import pytest
 import tensorflow as tf
 import tf_keras
 
-from modeling.electra import ElectraPretrainer
-from modeling.encoder_config import EncoderConfig
-from modeling.encoder_config import encoder_config
-from modeling.relative_position import RelativePositionBias
-from modeling.teams import TeamsPretrainer
-from modeling.transformer_encoder import TransformerEncoder
+from modeling.models.electra import ElectraPretrainer
+from modeling.layers.encoder_config import EncoderConfig
+from modeling.layers.encoder_config import encoder_config
+from modeling.layers.relative_position import RelativePositionBias
+from modeling.models.teams import TeamsPretrainer
+from modeling.layers.transformer_encoder import TransformerEncoder
 from tests.kit.inputs import masked_inputs
 from tests.kit.inputs import tiny_inputs
 

@@ -3,8 +3,8 @@ import pytest
 import tensorflow as tf
 import tf_keras
 
-from modeling.encoder_config import ENCODER_PRESETS, EncoderConfig, encoder_config
-from modeling.transformer_encoder import TransformerEncoder
+from modeling.layers.encoder_config import ENCODER_PRESETS, EncoderConfig, encoder_config
+from modeling.layers.transformer_encoder import TransformerEncoder
 from tests.kit.inputs import tiny_inputs
 
 

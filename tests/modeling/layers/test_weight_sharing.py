@@ -5,10 +5,10 @@ import pytest
 import tensorflow as tf
 
 from data.user_error import UserError
-from modeling.electra import ElectraPretrainer
-from modeling.electra_hp import ElectraHpPretrainer
-from modeling.teams import TeamsPretrainer
-from modeling.weight_sharing import WEIGHT_SHARING
+from modeling.models.electra import ElectraPretrainer
+from modeling.models.electra_hp import ElectraHpPretrainer
+from modeling.models.teams import TeamsPretrainer
+from modeling.layers.weight_sharing import WEIGHT_SHARING
 import official_runner
 from tasks.electra_hp_pretraining import ElectraHpPretrainingTask
 from tasks.electra_pretraining import ElectraPretrainingTask

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from modeling.focal_loss import focal_cross_entropy
+from modeling.losses.focal_loss import focal_cross_entropy
 
 
 def _loss_and_logit_grads(logits, labels, gamma):

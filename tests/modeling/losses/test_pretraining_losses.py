@@ -4,9 +4,9 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from modeling.losses import masked_lm_loss
-from modeling.losses import replaced_token_detection_loss
-from modeling.losses import weighted_mean
+from modeling.losses.pretraining_losses import masked_lm_loss
+from modeling.losses.pretraining_losses import replaced_token_detection_loss
+from modeling.losses.pretraining_losses import weighted_mean
 
 
 def test_masked_lm_loss_averages_over_real_positions_only():

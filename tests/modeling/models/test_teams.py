@@ -2,9 +2,9 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from modeling.encoder_config import encoder_config
-from modeling.losses import masked_lm_loss
-from modeling.teams import TeamsPretrainer
+from modeling.layers.encoder_config import encoder_config
+from modeling.losses.pretraining_losses import masked_lm_loss
+from modeling.models.teams import TeamsPretrainer
 from tests.kit.gradients import groups_reached
 from tests.kit.gradients import mlm_and_rtd_losses
 from tests.kit.gradients import variable_ids
@@ -161,7 +161,7 @@ def test_rejects_bad_settings():
 
 
 def test_fold_in_seeds_gives_distinct_reproducible_streams_per_example():
-  from modeling.sampling import fold_in_seeds, gumbel_noise
+  from modeling.sampling.replacement_sampling import fold_in_seeds, gumbel_noise
   seeds = tf.constant([[5, 0], [5, 1]])
   first, second = fold_in_seeds(seeds, 1), fold_in_seeds(seeds, 2)
   np.testing.assert_array_equal(first, fold_in_seeds(seeds, 1))

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from modeling.candidate_sampling import negative_candidates, shuffled_candidate_set
+from modeling.sampling.candidate_sampling import negative_candidates, shuffled_candidate_set
 from tests.kit.inputs import gumbel_noise
 
 

@@ -2,13 +2,13 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from modeling.sampling import _SAMPLING_CHUNK
-from modeling.sampling import _chunk_log_masses
-from modeling.sampling import categorical_sample
-from modeling.sampling import example_seeds
-from modeling.sampling import fold_in_seeds
-from modeling.sampling import gumbel_noise
-from modeling.sampling import replace_masked_tokens
+from modeling.sampling.replacement_sampling import _SAMPLING_CHUNK
+from modeling.sampling.replacement_sampling import _chunk_log_masses
+from modeling.sampling.replacement_sampling import categorical_sample
+from modeling.sampling.replacement_sampling import example_seeds
+from modeling.sampling.replacement_sampling import fold_in_seeds
+from modeling.sampling.replacement_sampling import gumbel_noise
+from modeling.sampling.replacement_sampling import replace_masked_tokens
 
 
 def _seeds(count, step=0, stream=0):

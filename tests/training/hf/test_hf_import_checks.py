@@ -19,7 +19,7 @@ from safetensors.numpy import save_file
 
 from data.user_error import MissingFileError
 from data.user_error import UserError
-from modeling.electra import ElectraPretrainer
+from modeling.models.electra import ElectraPretrainer
 from tests.kit.encoders import tiny_encoder
 from tests.kit.hf_reference import our_outputs
 from tests.kit.inputs import tiny_inputs

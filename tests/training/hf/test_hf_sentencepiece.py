@@ -5,7 +5,7 @@ import pytest
 import transformers
 
 from data import tokenization
-from modeling.bert import BertPretrainer
+from modeling.models.bert import BertPretrainer
 from tests.kit import sentencepiece_models
 from tests.kit.encoders import tiny_encoder
 from tests.kit.hf_reference import our_outputs

@@ -1,0 +1,2 @@
+"""Each objective's model (one file per pretrainer), the fine-tuning models, and the parts a
+model hands to other libraries (model_parts)."""
