@@ -3,7 +3,7 @@ import math
 import numpy as np
 import tensorflow as tf
 
-from modeling.sampling.replacement_sampling import hardness_sampling as hs
+from modeling.sampling import hardness_sampling as hs
 
 
 def _softplus(x):
