@@ -31,7 +31,9 @@ ENCODER = "encoder"  # encode, serve_examples (+ text signatures and a Hub pair 
 SCORING_ENCODER = "scoring_encoder"  # ENCODER's plus `score` (the model's masked-LM head)
 SENTENCE_PREDICTION = "sentence_prediction"  # a GLUE-style classifier or regressor
 QUESTION_ANSWERING = "question_answering"  # a SQuAD span predictor
-SERVING_KINDS = (ENCODER, SCORING_ENCODER, SENTENCE_PREDICTION, QUESTION_ANSWERING)
+TAGGING = "tagging"  # a token tagger (NER, chunking, POS): a tag per word
+SERVING_KINDS = (ENCODER, SCORING_ENCODER, SENTENCE_PREDICTION, QUESTION_ANSWERING,
+                 TAGGING)
 
 
 @dataclasses.dataclass
