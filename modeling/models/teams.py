@@ -17,7 +17,7 @@ Shen et al. (2021), "Training ELECTRA Augmented with Multi-word Selection":
   MWS logits: the MWS representation after dense + GELU + LayerNorm, dotted with the
   candidates' input embeddings, with no output bias: equation 7's e(x)^T h, as Model
   Garden's `MultiWordSelectionHead` (a MaskedLMHead without bias, restricted to the
-  candidates). tests/modeling/test_teams_model_garden_parity.py checks the losses and
+  candidates). tests/modeling/models/test_teams_model_garden_parity.py checks the losses and
   gradients against Model Garden's TeamsPretrainer.
 """
 import tensorflow as tf
