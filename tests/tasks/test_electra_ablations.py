@@ -1,8 +1,8 @@
 """ELECTRA's Table 4 ablations (issue #35): ELECTRA 15%, Replace MLM, All-Tokens MLM.
 
-Hand-checked losses on tiny made-up outputs (which positions count), the copy mixture, and
-which weights each loss reaches. Training, exact resume and export: the conformance suite
-(tests/tasks/test_objective_conformance.py).
+Hand-checked losses on tiny made-up outputs (which positions count) and which weights each
+loss reaches. The copy mixture: tests/modeling/heads/test_copy_mechanism.py. Training, exact
+resume and export: the conformance suite (tests/tasks/test_objective_conformance.py).
 """
 import gin
 import numpy as np
@@ -13,8 +13,6 @@ from bench import flops
 from modeling import flop_count
 import official_runner
 
-from modeling.heads.copy_mechanism import copy_mixture_log_prob
-from modeling.heads.copy_mechanism import copy_mixture_probabilities
 from tasks.all_tokens_mlm_pretraining import AllTokensMlmPretrainingTask
 from tasks.electra_pretraining import ElectraPretrainingTask
 from tasks.electra_15_pretraining import Electra15PretrainingTask
@@ -120,26 +118,6 @@ def test_replace_mlm_encoder_reads_samples_not_mask_and_losses_reach_their_parts
                                                                            "encoder"}
   assert groups_reached(tape, result.losses["generator_mlm_loss"], groups) == {"embeddings",
                                                                                "generator"}
-
-
-def test_copy_mixture_sums_to_one_and_matches_its_log_prob():
-  token_logits = tf.constant([[[0.0, 1.0, 2.0], [3.0, -1.0, 0.5]]])
-  copy_logits = tf.constant([[0.0, -2.0]])
-  input_ids, target_ids = tf.constant([[1, 2]]), tf.constant([[1, 0]])
-  probabilities = copy_mixture_probabilities(token_logits, copy_logits, input_ids).numpy()
-  np.testing.assert_allclose(probabilities.sum(-1), 1.0, rtol=1e-6)
-  softmax = tf.nn.softmax(token_logits).numpy()[0]
-  d = 1 / (1 + np.exp(2.0))
-  # Position 0 copies the right token (D = 1/2); position 1's input is not the target.
-  expected = [0.5 + 0.5 * softmax[0, 1], (1 - d) * softmax[1, 0]]
-  np.testing.assert_allclose(probabilities[0, [0, 1], [1, 0]], expected, rtol=1e-6)
-  np.testing.assert_allclose(
-      np.exp(copy_mixture_log_prob(token_logits, copy_logits, input_ids, target_ids))[0],
-      expected, rtol=1e-6)
-  # Stable where D saturates: log p of a copied target stays finite.
-  far = copy_mixture_log_prob(token_logits * 1e3, tf.constant([[80.0, -80.0]]), input_ids,
-                              target_ids)
-  assert np.isfinite(far.numpy()).all()
 
 
 def test_all_tokens_mlm_loss_counts_every_real_token():

@@ -1,7 +1,10 @@
+"""ElectraPretrainer: the generator's draws, the discriminator's labels and where each loss
+reaches."""
 import numpy as np
+import pytest
 import tensorflow as tf
 
-from modeling.models.bert import BertPretrainer
+from modeling.models import model_parts
 from modeling.models.electra import ElectraPretrainer
 from modeling.layers.encoder_config import encoder_config
 from modeling.sampling.replacement_sampling import example_seeds
@@ -73,8 +76,17 @@ def test_discriminator_loss_reaches_no_generator_only_weight():
   assert all(g is not None for g in mlm_grads)
 
 
-def test_bert_pretrainer_ties_its_head_to_the_encoder_table():
-  model = BertPretrainer(encoder_config("tiny", vocab_size=60))
-  logits = model(_inputs())["mlm_logits"]
-  assert logits.shape == (4, 3, 60) and logits.dtype == tf.float32
-  assert model.masked_lm_head.embedding_network is model.encoder.embedding_network
+def test_exports_the_discriminator_then_the_generator():
+  model = _electra()
+  discriminator, generator = model.exported_parts()
+  assert (discriminator.name, discriminator.architecture) == (
+      "discriminator", model_parts.ELECTRA_FOR_PRETRAINING)
+  assert discriminator.encoder is model.encoder and discriminator.head is model.rtd_head
+  assert (generator.name, generator.architecture) == (
+      "generator", model_parts.ELECTRA_FOR_MASKED_LM)
+  assert generator.encoder is model.generator and generator.head is model.generator_mlm_head
+
+
+def test_a_temperature_that_is_not_positive_is_refused():
+  with pytest.raises(ValueError, match="sampling_temperature must be > 0, got 0"):
+    _electra(sampling_temperature=0)
