@@ -7,11 +7,11 @@ import tensorflow as tf
 import tf_keras
 
 from modeling import flop_count
-from modeling.models.adversarial_electra import AdversarialElectraPretrainer
 from modeling.layers.encoder_config import scaled_config
 from modeling.losses.policy_gradient import baseline_loss
 from modeling.losses.policy_gradient import discriminator_rewards
 from modeling.losses.policy_gradient import reinforce_loss
+from modeling.models.adversarial_electra import AdversarialElectraPretrainer
 from tasks.electra_pretraining import electra_flop_terms
 from tasks.electra_pretraining import ElectraPretrainingTask
 from tasks.protocol import StepResult

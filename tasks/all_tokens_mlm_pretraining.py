@@ -7,10 +7,10 @@ import tensorflow as tf
 import tf_keras
 
 from modeling import flop_count
-from modeling.models.all_tokens_mlm import AllTokensMlmPretrainer
 from modeling.heads.copy_mechanism import copy_mixture_log_prob
 from modeling.heads.copy_mechanism import copy_mixture_probabilities
 from modeling.losses.pretraining_losses import weighted_mean
+from modeling.models.all_tokens_mlm import AllTokensMlmPretrainer
 from modeling.sampling.replacement_sampling import replace_masked_tokens
 from tasks.protocol import StepResult
 from tasks.registry import register

@@ -5,10 +5,10 @@ import gin
 import tensorflow as tf
 import tf_keras
 
-from modeling.models.bert import BertPretrainer
 from modeling import flop_count
 from modeling.layers.encoder_config import EncoderConfig
 from modeling.losses.pretraining_losses import masked_lm_loss
+from modeling.models.bert import BertPretrainer
 from tasks.pretraining_task import PretrainingData
 from tasks.pretraining_task import PretrainingTask
 from tasks.protocol import StepResult

@@ -8,15 +8,15 @@ import tf_keras
 
 from data.user_error import UserError
 from modeling import flop_count
-from modeling.models.electra_hp import ElectraHpPretrainer
-from modeling.models.electra_hp import hardness_feedback
 from modeling.layers.encoder_config import EncoderConfig
 from modeling.layers.encoder_config import scaled_config
+from modeling.layers.weight_sharing import EMBEDDINGS
 from modeling.losses.focal_loss import focal_cross_entropy
+from modeling.losses.pretraining_losses import weighted_mean
+from modeling.models.electra_hp import ElectraHpPretrainer
+from modeling.models.electra_hp import hardness_feedback
 from modeling.sampling.hardness_sampling import HARDNESS_METHODS
 from modeling.sampling.hardness_sampling import HP_LOSS
-from modeling.losses.pretraining_losses import weighted_mean
-from modeling.layers.weight_sharing import EMBEDDINGS
 from tasks.correlation_metric import PearsonCorrelation
 from tasks.electra_pretraining import electra_flop_terms
 from tasks.electra_pretraining import ElectraPretrainingTask

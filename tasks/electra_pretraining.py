@@ -7,14 +7,14 @@ import tf_keras
 
 from data.user_error import UserError
 from modeling import flop_count
-from modeling.models.electra import ElectraPretrainer
 from modeling.layers.encoder_config import EncoderConfig
 from modeling.layers.encoder_config import scaled_config
-from modeling.losses.pretraining_losses import masked_lm_loss
-from modeling.losses.pretraining_losses import replaced_token_detection_loss
 from modeling.layers.weight_sharing import ALL
 from modeling.layers.weight_sharing import EMBEDDINGS
 from modeling.layers.weight_sharing import WEIGHT_SHARING
+from modeling.losses.pretraining_losses import masked_lm_loss
+from modeling.losses.pretraining_losses import replaced_token_detection_loss
+from modeling.models.electra import ElectraPretrainer
 from tasks.bert_pretraining import masked_lm_accuracy_update
 from tasks.pretraining_task import PretrainingData
 from tasks.pretraining_task import PretrainingTask

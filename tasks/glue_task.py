@@ -22,11 +22,11 @@ from data.finetuning.glue_tasks import GLUE_TASKS
 from data.finetuning.sentence_task import CLASSIFICATION_TASK
 from data.finetuning.sentence_task import spec_from_meta_data
 from data.user_error import UserError
-from modeling.layers.encoder_config import EncoderConfig
-from modeling.models.finetuning_models import SentencePredictionModel
-from modeling.losses.pretraining_losses import weighted_mean
 from modeling.heads.sentence_prediction_head import SentencePredictionHead
+from modeling.layers.encoder_config import EncoderConfig
 from modeling.layers.transformer_encoder import TransformerEncoder
+from modeling.losses.pretraining_losses import weighted_mean
+from modeling.models.finetuning_models import SentencePredictionModel
 from tasks import glue_metrics
 from tasks.finetuning_task import FinetuningData
 from tasks.finetuning_task import FinetuningTask

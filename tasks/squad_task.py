@@ -19,12 +19,12 @@ from data.finetuning import squad_features
 from data.finetuning import squad_reader
 from data.finetuning.create_records import SQUAD_VERSIONS
 from data.user_error import UserError
-from modeling.layers.encoder_config import EncoderConfig
-from modeling.models.finetuning_models import QuestionAnsweringModel
 from modeling.heads.joint_span_head import JointSpanHead
 from modeling.heads.joint_span_head import joint_span_loss
-from modeling.losses.pretraining_losses import weighted_mean
+from modeling.layers.encoder_config import EncoderConfig
 from modeling.layers.transformer_encoder import TransformerEncoder
+from modeling.losses.pretraining_losses import weighted_mean
+from modeling.models.finetuning_models import QuestionAnsweringModel
 from tasks import squad_postprocess
 from tasks import squad_scoring
 from tasks.finetuning_task import FinetuningData

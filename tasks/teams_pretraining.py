@@ -9,10 +9,10 @@ from data.user_error import UserError
 from modeling import flop_count
 from modeling.layers.encoder_config import EncoderConfig
 from modeling.layers.encoder_config import scaled_config
+from modeling.layers.weight_sharing import EMBEDDINGS
 from modeling.losses.pretraining_losses import masked_lm_loss
 from modeling.models.teams import TEAMS_WEIGHT_SHARING
 from modeling.models.teams import TeamsPretrainer
-from modeling.layers.weight_sharing import EMBEDDINGS
 from tasks.electra_pretraining import ElectraPretrainingTask
 from tasks.electra_pretraining import generator_and_discriminator_flop_terms
 from tasks.pretraining_task import PretrainingData

@@ -16,11 +16,11 @@ import tensorflow as tf
 import tf_keras
 
 from data.user_error import UserError
+from modeling.layers.weight_sharing import EMBEDDINGS
+from modeling.layers.weight_sharing import NONE
 from modeling.models.two_stage_electra import INITIALISE_DISCRIMINATOR
 from modeling.models.two_stage_electra import LOSS_SWITCHES
 from modeling.models.two_stage_electra import TwoStageElectraPretrainer
-from modeling.layers.weight_sharing import EMBEDDINGS
-from modeling.layers.weight_sharing import NONE
 from tasks.electra_pretraining import electra_flop_terms
 from tasks.electra_pretraining import ElectraPretrainingTask
 from tasks.protocol import StepResult

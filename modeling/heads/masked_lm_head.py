@@ -2,10 +2,9 @@
 import tensorflow as tf
 import tf_keras
 
-from modeling.layers.initializers import truncated_normal
-
 from modeling.layers.embedding_network import EmbeddingNetwork
 from modeling.layers.encoder_config import EncoderConfig
+from modeling.layers.initializers import truncated_normal
 
 
 def gather_positions(sequence: tf.Tensor, positions: tf.Tensor) -> tf.Tensor:

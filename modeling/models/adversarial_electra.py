@@ -3,10 +3,10 @@ generator's policy terms: the log-probability of each draw and a learned reward 
 import tensorflow as tf
 import tf_keras
 
-from modeling.models.electra import ElectraPretrainer
 from modeling.layers.encoder_config import EncoderConfig
 from modeling.layers.initializers import truncated_normal
 from modeling.losses.policy_gradient import sample_log_probs
+from modeling.models.electra import ElectraPretrainer
 
 
 class AdversarialElectraPretrainer(ElectraPretrainer):

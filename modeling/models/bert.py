@@ -1,11 +1,11 @@
 """BERT-style masked-language-model pretrainer: one encoder and a tied MLM head."""
 import tf_keras
 
-from modeling.models import model_parts
-from modeling.layers.encoder_config import EncoderConfig
 from modeling.heads.masked_lm_head import tied_masked_lm_head
+from modeling.layers.encoder_config import EncoderConfig
 from modeling.layers.transformer_encoder import encoder_inputs_of
 from modeling.layers.transformer_encoder import TransformerEncoder
+from modeling.models import model_parts
 
 
 class BertPretrainer(tf_keras.Model):

@@ -2,15 +2,15 @@
 import tensorflow as tf
 import tf_keras
 
-from modeling.layers.encoder_config import EncoderConfig
-from modeling.models import model_parts
 from modeling.heads.masked_lm_head import tied_masked_lm_head
 from modeling.heads.rtd_head import RTDHead
-from modeling.sampling.replacement_sampling import categorical_sample
-from modeling.sampling.replacement_sampling import replace_masked_tokens
+from modeling.layers.encoder_config import EncoderConfig
+from modeling.layers.transformer_encoder import encoder_inputs_of
 from modeling.layers.weight_sharing import build_encoders
 from modeling.layers.weight_sharing import EMBEDDINGS
-from modeling.layers.transformer_encoder import encoder_inputs_of
+from modeling.models import model_parts
+from modeling.sampling.replacement_sampling import categorical_sample
+from modeling.sampling.replacement_sampling import replace_masked_tokens
 
 
 class ElectraPretrainer(tf_keras.Model):

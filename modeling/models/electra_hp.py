@@ -27,8 +27,11 @@ the discriminator's difference table.
 """
 import tensorflow as tf
 
-from modeling.models.electra import ElectraPretrainer
+from modeling.heads.masked_lm_head import tied_masked_lm_head
+from modeling.heads.masked_lm_head import gather_positions
 from modeling.layers.encoder_config import EncoderConfig
+from modeling.layers.transformer_encoder import encoder_inputs_of
+from modeling.models.electra import ElectraPretrainer
 from modeling.sampling.hardness_sampling import HARDNESS_METHODS
 from modeling.sampling.hardness_sampling import HP_LOSS
 from modeling.sampling.hardness_sampling import estimated_discriminator_log_losses
@@ -36,11 +39,8 @@ from modeling.sampling.hardness_sampling import hp_dist_head_loss
 from modeling.sampling.hardness_sampling import hp_dist_sampling_log_probs
 from modeling.sampling.hardness_sampling import hp_loss_head_loss
 from modeling.sampling.hardness_sampling import hp_loss_sampling_log_probs
-from modeling.heads.masked_lm_head import tied_masked_lm_head
-from modeling.heads.masked_lm_head import gather_positions
 from modeling.sampling.replacement_sampling import categorical_sample
 from modeling.sampling.replacement_sampling import replace_masked_tokens
-from modeling.layers.transformer_encoder import encoder_inputs_of
 
 
 class ElectraHpPretrainer(ElectraPretrainer):

@@ -3,14 +3,14 @@ generator's samples instead of [MASK]."""
 import tensorflow as tf
 import tf_keras
 
-from modeling.models import model_parts
+from modeling.heads.masked_lm_head import tied_masked_lm_head
 from modeling.layers.encoder_config import EncoderConfig
 from modeling.layers.generator_discriminator import build_generator
-from modeling.heads.masked_lm_head import tied_masked_lm_head
-from modeling.sampling.replacement_sampling import categorical_sample
-from modeling.sampling.replacement_sampling import replace_masked_tokens
 from modeling.layers.transformer_encoder import encoder_inputs_of
 from modeling.layers.transformer_encoder import TransformerEncoder
+from modeling.models import model_parts
+from modeling.sampling.replacement_sampling import categorical_sample
+from modeling.sampling.replacement_sampling import replace_masked_tokens
 
 
 class ReplaceMlmPretrainer(tf_keras.Model):

@@ -21,17 +21,17 @@ them with [MASK], a random token or kept them: m_t of equations 1-3.
 import tensorflow as tf
 import tf_keras
 
-from modeling.layers.encoder_config import EncoderConfig
-from modeling.models import model_parts
 from modeling.heads.masked_lm_head import tied_masked_lm_head
+from modeling.heads.self_critic import pseudo_log_likelihood
+from modeling.heads.self_critic import replaced_logits
+from modeling.layers.encoder_config import EncoderConfig
+from modeling.layers.transformer_encoder import encoder_inputs_of
+from modeling.layers.transformer_encoder import TransformerEncoder
+from modeling.models import model_parts
 from modeling.sampling.replacement_sampling import fold_in_seeds
 from modeling.sampling.replacement_sampling import gumbel_noise
 from modeling.sampling.replacement_sampling import gumbel_softmax_sample
 from modeling.sampling.replacement_sampling import replace_masked_tokens
-from modeling.heads.self_critic import pseudo_log_likelihood
-from modeling.heads.self_critic import replaced_logits
-from modeling.layers.transformer_encoder import encoder_inputs_of
-from modeling.layers.transformer_encoder import TransformerEncoder
 
 # Salts that turn one per-example seed into the two independent draws of a sample: the
 # relaxation noise and the categorical draw.

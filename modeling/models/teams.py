@@ -24,22 +24,22 @@ import tensorflow as tf
 import tf_keras
 
 from modeling.heads.attention_task_head import AttentionTaskHead
+from modeling.heads.masked_lm_head import tied_masked_lm_head
+from modeling.heads.rtd_head import RTDHead
+from modeling.layers.encoder_config import EncoderConfig
+from modeling.layers.transformer_encoder import encoder_inputs_of
+from modeling.layers.weight_sharing import build_encoders
+from modeling.layers.weight_sharing import EMBEDDINGS
+from modeling.layers.weight_sharing import GDES
+from modeling.models import model_parts
 from modeling.sampling.candidate_sampling import NEGATIVE_STRATEGIES
 from modeling.sampling.candidate_sampling import SAMPLED
 from modeling.sampling.candidate_sampling import negative_candidates
 from modeling.sampling.candidate_sampling import shuffled_candidate_set
-from modeling.layers.encoder_config import EncoderConfig
-from modeling.models import model_parts
-from modeling.heads.masked_lm_head import tied_masked_lm_head
-from modeling.heads.rtd_head import RTDHead
 from modeling.sampling.replacement_sampling import categorical_sample
 from modeling.sampling.replacement_sampling import fold_in_seeds
 from modeling.sampling.replacement_sampling import gumbel_noise
 from modeling.sampling.replacement_sampling import replace_masked_tokens
-from modeling.layers.weight_sharing import build_encoders
-from modeling.layers.weight_sharing import EMBEDDINGS
-from modeling.layers.weight_sharing import GDES
-from modeling.layers.transformer_encoder import encoder_inputs_of
 
 # What TEAMS' generator may share beyond its bottom layers: "none" and "all" would be
 # other models (num_shared_generator_layers sets the layers).

@@ -4,8 +4,8 @@ from typing import List, Tuple
 
 import tensorflow as tf
 
-from modeling.models.electra import ElectraPretrainer
 from modeling.layers.encoder_config import EncoderConfig
+from modeling.models.electra import ElectraPretrainer
 
 # Call inputs the two-stage model reads besides ELECTRA's (tasks/two_stage_electra_pretraining.py
 # makes them from the step).

@@ -14,13 +14,13 @@ from safetensors.numpy import save_file
 import tensorflow as tf
 import transformers
 
-from studies.parity_with_transformers.transformers_peer import load_transformers_weights
-from studies.parity_with_transformers.transformers_peer import pytorch_name_and_value
 from modeling.models.bert import BertPretrainer
 from modeling.models.electra import ElectraPretrainer
 from modeling.models.electra_hp import ElectraHpPretrainer
 from modeling.models.script import ScriptPretrainer
 from modeling.models.teams import TeamsPretrainer
+from studies.parity_with_transformers.transformers_peer import load_transformers_weights
+from studies.parity_with_transformers.transformers_peer import pytorch_name_and_value
 from tests.kit.encoders import tiny_encoder
 
 VOCAB = 50

@@ -12,10 +12,9 @@ import tensorflow as tf
 from bench import flops
 from modeling import flop_count
 import official_runner
-
 from tasks.all_tokens_mlm_pretraining import AllTokensMlmPretrainingTask
-from tasks.electra_pretraining import ElectraPretrainingTask
 from tasks.electra_15_pretraining import Electra15PretrainingTask
+from tasks.electra_pretraining import ElectraPretrainingTask
 from tasks.pretraining_task import PretrainingData
 from tasks.replace_mlm_pretraining import ReplaceMlmPretrainingTask
 from tests.kit import pretraining as helpers

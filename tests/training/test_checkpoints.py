@@ -2,11 +2,11 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
+from modeling.layers.encoder_config import encoder_config
 from modeling.models.bert import BertPretrainer
 from modeling.models.electra import ElectraPretrainer
-from modeling.layers.encoder_config import encoder_config
-from modeling.sampling.replacement_sampling import example_seeds
 from modeling.models.teams import TeamsPretrainer
+from modeling.sampling.replacement_sampling import example_seeds
 from tests.kit.pretraining import pretraining_examples
 from training.checkpoints import check_same_model
 from training.checkpoints import checkpoint_step

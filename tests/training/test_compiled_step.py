@@ -23,19 +23,19 @@ from tasks.electra_hp_pretraining import ElectraHpPretrainingTask
 from tasks.electra_pretraining import ElectraPretrainingTask
 from tasks.finetuning_task import FinetuningData
 from tasks.glue_task import GlueTask
+from tasks.pretraining_task import PretrainingData
 from tasks.replace_mlm_pretraining import ReplaceMlmPretrainingTask
 from tasks.script_pretraining import ScriptPretrainingTask
 from tasks.teams_pretraining import TeamsPretrainingTask
 from tasks.two_stage_electra_pretraining import TwoStageElectraPretrainingTask
-from tasks.pretraining_task import PretrainingData
 from tests.kit.encoders import FINETUNING_VOCAB_SIZE
 from tests.kit.encoders import tiny_encoder
-from tests.tasks.test_glue_task import _sst2_like
-from tests.kit.trainers import pretraining_trainer as build_trainer
 from tests.kit.pretraining import pretraining_examples
 from tests.kit.pretraining import PREDICTIONS
 from tests.kit.pretraining import SEQ
 from tests.kit.pretraining import VOCAB
+from tests.kit.trainers import pretraining_trainer as build_trainer
+from tests.tasks.test_glue_task import _sst2_like
 from training import precision
 from training.finetuning_trainer import FinetuningTrainer
 from training.optimization import create_optimizer

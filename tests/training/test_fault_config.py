@@ -10,9 +10,9 @@ import gin
 import pytest
 import tensorflow as tf
 
-import official_runner
-from modeling.models.bert import BertPretrainer
 from modeling.layers.encoder_config import encoder_config
+from modeling.models.bert import BertPretrainer
+import official_runner
 from tests.kit.pretraining import VOCAB
 from tests.kit.pretraining import pretraining_examples
 from tests.kit.pretraining import write_pretraining_records

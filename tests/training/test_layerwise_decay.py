@@ -5,10 +5,10 @@ import tensorflow as tf
 import tf_keras
 from official.modeling.optimization import legacy_adamw
 
-from modeling.layers.encoder_config import encoder_config
-from modeling.models.finetuning_models import SentencePredictionModel
 from modeling.heads.sentence_prediction_head import SentencePredictionHead
+from modeling.layers.encoder_config import encoder_config
 from modeling.layers.transformer_encoder import TransformerEncoder
+from modeling.models.finetuning_models import SentencePredictionModel
 from tests.kit.inputs import tiny_inputs
 from training.layerwise_decay import apply_layerwise_decay
 from training.layerwise_decay import layerwise_lr_multipliers

@@ -2,8 +2,8 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from modeling.models.electra import ElectraPretrainer
 from modeling.layers.encoder_config import encoder_config
+from modeling.models.electra import ElectraPretrainer
 from modeling.sampling.replacement_sampling import example_seeds
 from tests.kit.pretraining import pretraining_examples
 from training.optimization import create_optimizer

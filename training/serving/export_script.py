@@ -8,9 +8,9 @@ summed over, to normalise by length). Texts longer than S - 2 pieces are cut as 
 """
 import tensorflow as tf
 
+from modeling.heads.self_critic import pseudo_log_likelihood
 from modeling.models.script import ScriptPretrainer
 from modeling.models.script import all_positions
-from modeling.heads.self_critic import pseudo_log_likelihood
 from training.serving.export import EncoderServingModule
 from training.serving.export import text_spec
 from training.serving.text_preprocessing import TextPreprocessor

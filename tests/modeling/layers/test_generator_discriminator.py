@@ -2,10 +2,10 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from modeling.layers.encoder_config import encoder_config
-from modeling.layers.generator_discriminator import build_generator
 from modeling.heads.masked_lm_head import MaskedLMHead
 from modeling.heads.rtd_head import RTDHead
+from modeling.layers.encoder_config import encoder_config
+from modeling.layers.generator_discriminator import build_generator
 from modeling.layers.transformer_encoder import TransformerEncoder
 from tests.kit.gradients import variable_ids
 from tests.kit.inputs import tiny_inputs

@@ -6,12 +6,12 @@ import pytest
 import tensorflow as tf
 import tf_keras
 
-from modeling.models.electra import ElectraPretrainer
 from modeling.layers.encoder_config import EncoderConfig
 from modeling.layers.encoder_config import encoder_config
 from modeling.layers.relative_position import RelativePositionBias
-from modeling.models.teams import TeamsPretrainer
 from modeling.layers.transformer_encoder import TransformerEncoder
+from modeling.models.electra import ElectraPretrainer
+from modeling.models.teams import TeamsPretrainer
 from tests.kit.inputs import masked_inputs
 from tests.kit.inputs import tiny_inputs
 

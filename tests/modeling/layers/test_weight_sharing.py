@@ -5,19 +5,19 @@ import pytest
 import tensorflow as tf
 
 from data.user_error import UserError
+from modeling.layers.weight_sharing import WEIGHT_SHARING
 from modeling.models.electra import ElectraPretrainer
 from modeling.models.electra_hp import ElectraHpPretrainer
 from modeling.models.teams import TeamsPretrainer
-from modeling.layers.weight_sharing import WEIGHT_SHARING
 import official_runner
 from tasks.electra_hp_pretraining import ElectraHpPretrainingTask
 from tasks.electra_pretraining import ElectraPretrainingTask
 from tasks.pretraining_task import PretrainingData
 from tasks.teams_pretraining import TeamsPretrainingTask
 from tests.kit import pretraining as helpers
+from tests.kit import hf_reference
 from tests.kit.gradients import mlm_and_rtd_losses
 from tests.kit.gradients import variable_ids
-from tests.kit import hf_reference
 from tests.kit.inputs import tiny_inputs
 from training.hf.hf_export import export_hf
 from training.hf.hf_import import warm_start_model

@@ -4,9 +4,9 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
+from modeling.layers.encoder_config import encoder_config
 from modeling.models import model_parts
 from modeling.models.electra import ElectraPretrainer
-from modeling.layers.encoder_config import encoder_config
 from modeling.sampling.replacement_sampling import example_seeds
 from tests.kit.gradients import mlm_and_rtd_losses
 from tests.kit.pretraining import pretraining_examples

@@ -2,9 +2,9 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from modeling.models.electra_hp import ElectraHpPretrainer, hardness_feedback
 from modeling.layers.encoder_config import encoder_config
 from modeling.losses.pretraining_losses import replaced_token_detection_loss, weighted_mean
+from modeling.models.electra_hp import ElectraHpPretrainer, hardness_feedback
 from tests.kit.gradients import groups_reached
 from tests.kit.gradients import variable_ids
 from tests.kit.gradients import weights_without

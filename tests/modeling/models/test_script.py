@@ -2,11 +2,11 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from modeling.models.bert import BertPretrainer
 from modeling.layers.encoder_config import encoder_config
+from modeling.models.bert import BertPretrainer
+from modeling.models.script import ScriptPretrainer
 from modeling.sampling.replacement_sampling import example_seeds
 from modeling.sampling.replacement_sampling import gumbel_softmax_sample
-from modeling.models.script import ScriptPretrainer
 from tests.kit.gradients import mlm_and_rtd_losses
 from tests.kit.inputs import gumbel_noise
 from tests.kit.inputs import masked_inputs

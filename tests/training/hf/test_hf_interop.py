@@ -17,11 +17,11 @@ from safetensors.numpy import save_file
 import tensorflow as tf
 import transformers
 
+from modeling.layers.transformer_encoder import TransformerEncoder
 from modeling.models.bert import BertPretrainer
 from modeling.models.electra import ElectraPretrainer
 from modeling.models.script import ScriptPretrainer
 from modeling.models.teams import TeamsPretrainer
-from modeling.layers.transformer_encoder import TransformerEncoder
 from tests.kit.encoders import tiny_encoder
 from tests.kit.hf_reference import MODELS
 from tests.kit.hf_reference import VOCAB
