@@ -30,6 +30,9 @@ import tf_keras
 
 from data import tokenization
 from modeling.transformer_encoder import ENCODER_INPUTS
+from training.fresh_directory import write_anew
+from training.run_vocab import RunVocab
+from training.run_vocab import write_run_vocab
 from training.serving.text_preprocessing import TextPreprocessor
 
 ID_SIGNATURE = [tf.TensorSpec([None, None], tf.int32, name=name) for name in ENCODER_INPUTS]
@@ -87,10 +90,19 @@ def export_path(model_dir: str, name: str, version: int) -> str:
   return os.path.join(model_dir, "export", name, str(version))
 
 
-def save(module: tf.Module, path: str, signatures: Dict[str, Callable]
-         ) -> str:
-  """Saves `module` with named signatures to `path` and returns it."""
-  tf.saved_model.save(module, path, signatures=signatures)
+def save(module: tf.Module, path: str, signatures: Dict[str, Callable],
+         vocab: Optional[RunVocab] = None) -> str:
+  """Saves `module` with named signatures to `path` and returns it.
+
+  The SavedModel is written anew (training/fresh_directory.py): an export of the same
+  version before is replaced whole, none of its files kept. With `vocab`, its copy
+  (vocab.txt or spiece.model, tokenization.json) is written in it before it takes `path`.
+  """
+  def write(directory):
+    tf.saved_model.save(module, directory, signatures=signatures)
+    if vocab is not None:
+      write_run_vocab(directory, vocab)
+  write_anew(path, write)
   return path
 
 
@@ -178,7 +190,8 @@ class EncoderServingModule(tf.Module):
 
 def export_encoder(encoder: tf_keras.layers.Layer, model_dir: str, version: int,
                    seq_length: int, preprocessor: Optional[TextPreprocessor] = None,
-                   name: str = "encoder") -> str:
-  """Writes DIR/export/<name>/<version>/ and returns its path."""
+                   name: str = "encoder", vocab: Optional[RunVocab] = None) -> str:
+  """Writes DIR/export/<name>/<version>/ (anew, with `vocab`'s copy; see `save`) and
+  returns its path."""
   module = EncoderServingModule(encoder, seq_length, preprocessor)
-  return save(module, export_path(model_dir, name, version), module.signatures())
+  return save(module, export_path(model_dir, name, version), module.signatures(), vocab)

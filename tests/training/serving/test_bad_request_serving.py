@@ -185,7 +185,7 @@ def test_the_served_process_survives_every_bad_request(served):
   assert sorted(results) == sorted(list(TEXT_SIGNATURES) + list(ID_SIGNATURES))
 
 
-@pytest.mark.parametrize("key", sorted(TEXT_SIGNATURES))
+@pytest.mark.parametrize("key", sorted(TEXT_SIGNATURES), ids="/".join)
 def test_a_text_request_of_another_rank_gets_an_error_naming_the_input(served, key):
   _, output, results = served
   assert key in results, output
@@ -200,7 +200,7 @@ def test_a_text_request_of_another_rank_gets_an_error_naming_the_input(served, k
             in result["second scalar"].get("error", "served")), result["second scalar"]
 
 
-@pytest.mark.parametrize("key", sorted(ID_SIGNATURES))
+@pytest.mark.parametrize("key", sorted(ID_SIGNATURES), ids="/".join)
 def test_ids_outside_the_encoder_tables_get_an_error_naming_the_input(served, key):
   _, output, results = served
   assert key in results, output
@@ -208,7 +208,8 @@ def test_ids_outside_the_encoder_tables_get_an_error_naming_the_input(served, ke
     assert message in results[key][what].get("error", "served"), (what, results[key][what])
 
 
-@pytest.mark.parametrize("key", sorted(list(TEXT_SIGNATURES) + list(ID_SIGNATURES)))
+@pytest.mark.parametrize("key", sorted(list(TEXT_SIGNATURES) + list(ID_SIGNATURES)),
+                         ids="/".join)
 def test_a_good_request_is_served_the_same_after_the_bad_ones(served, key):
   _, output, results = served
   assert key in results, output
