@@ -5,8 +5,9 @@ A loaded signature does not check the rank of what it is sent: a scalar string
 or the Hub preprocessor's `serving_default` killed the serving process (SIGSEGV, rc 139),
 and a [1, 2] batch to `encode_text` answered one row, the first text's. `input_type_ids=7`
 of a 2-type encoder was answered (its one-hot type embedding is a zero row). Every text
-signature must refuse another rank than [batch], and every id signature ids outside the
-tables, with an InvalidArgumentError naming the input, and go on serving.
+signature must refuse another rank than [batch] (and another dtype than string), and every
+id signature ids outside the tables, with an InvalidArgumentError naming the input, and go
+on serving.
 
 One module fixture exports a tiny encoder (over the GLUE model's: `encode`, `encode_text`,
 `encode_text_pair`, `serve_examples`), a GLUE MRPC model (pair `serve_text`), a GLUE CoLA
@@ -37,6 +38,7 @@ TEXT = "In the beginning God created the heaven."
 SCALAR = {"value": TEXT, "dtype": "string"}
 TWO_D = {"value": [["in the", "beginning god"]], "dtype": "string"}
 GOOD_TEXTS = {"value": [TEXT, "Jesus wept."], "dtype": "string"}
+NUMBERS = {"value": [1, 2], "dtype": "int32"}
 
 # export -> signature -> its text inputs.
 TEXT_SIGNATURES = {
@@ -127,7 +129,8 @@ def _requests():
   """(key, what, request) for every request the served process sends, in order."""
   requests = []
   for (export, signature), names in TEXT_SIGNATURES.items():
-    for what, bad in (("good", None), ("scalar", SCALAR), ("2-D", TWO_D), ("again", None)):
+    for what, bad in (("good", None), ("scalar", SCALAR), ("2-D", TWO_D), ("int32", NUMBERS),
+                      ("again", None)):
       inputs = {name: GOOD_TEXTS for name in names}
       if bad is not None:
         inputs[names[0]] = bad  # the first input bad, the other (if any) a good batch
@@ -195,6 +198,9 @@ def test_a_text_request_of_another_rank_gets_an_error_naming_the_input(served, k
     assert result[what] == {"error": result[what].get("error", "served")}, (what, result[what])
     assert (f"Shape of tensor {names[0]} {first_shape} is not compatible with expected shape "
             "[?]") in result[what]["error"], result[what]
+  # Another dtype: the signature's own check (a string input, nothing else).
+  assert ("was expected to be a string tensor but is a int32 tensor"
+          in result["int32"].get("error", "served")), result["int32"]
   if len(names) == 2:
     assert (f"Shape of tensor {names[1]} [] is not compatible with expected shape [?]"
             in result["second scalar"].get("error", "served")), result["second scalar"]
