@@ -17,6 +17,12 @@ initializer's distribution, slots and counters as written), and then:
   figures and a JSON line: sequences/s, ms/step, MFU against the chip's dense peak and
   against a matmul roofline measured here at the model's shapes, compile time and memory.
 
+Before compiling, the module is read (a truncated or garbled `step.mlir` or `step.mlirbc`
+stops with one line naming the file) and its @main signature compared with spec.json's
+arguments and outputs (count, shapes, dtypes): a spec.json that disagrees stops with one
+line naming both files and the first argument or output that differs, instead of failing
+after the compile.
+
 `--make_portable` turns `step.mlir` into `step.mlirbc` at the StableHLO version that
 TensorFlow wrote (spec.json), after replacing `mhlo.copy` (an identity) by an identity
 reshape, and deletes the text: a versioned artifact that newer XLA runtimes read, a fifth of
@@ -49,6 +55,10 @@ PEAK_FLOPS = {"H100": {"bfloat16": 989e12, "float16": 989e12, "float32": 495e12}
               "A100": {"bfloat16": 312e12, "float16": 312e12, "float32": 156e12}}
 COMPUTE_DTYPES = {"float32": "float32", "mixed_bfloat16": "bfloat16",
                   "mixed_float16": "float16"}
+# MLIR element types -> numpy dtype names (spec.json's).
+ELEMENT_TYPES = {"f32": "float32", "f16": "float16", "bf16": "bfloat16", "f64": "float64",
+                 "i1": "bool", "i8": "int8", "i32": "int32", "i64": "int64",
+                 "ui8": "uint8", "ui32": "uint32", "ui64": "uint64"}
 
 
 def parse_args(argv):
@@ -77,8 +87,80 @@ def load_spec(directory: str) -> dict:
   path = os.path.join(directory, SPEC)
   if not os.path.isfile(path):
     fail(f"{path} is missing: export a step with python -m bench.export_step first")
-  with open(path) as f:
-    return json.load(f)
+  try:
+    with open(path) as f:
+      spec = json.load(f)
+  except (ValueError, UnicodeDecodeError) as error:
+    fail(f"{path}: not valid JSON ({error})")
+  if not isinstance(spec, dict) or not all(
+      isinstance(spec.get(key), list) for key in ("arguments", "outputs")):
+    fail(f"{path}: not a spec written by bench/export_step.py (no arguments and outputs)")
+  return spec
+
+
+def _tensor_type(text: str) -> dict:
+  """{'shape': [...], 'dtype': ...} of an MLIR `tensor<2x3xf32>` type."""
+  inner = re.fullmatch(r"tensor<(.*)>", text.strip()).group(1)
+  *dims, element = inner.split("x")
+  if element not in ELEMENT_TYPES:
+    raise ValueError(f"unsupported element type {element!r} in {text}")
+  return dict(shape=[int(d) for d in dims], dtype=ELEMENT_TYPES[element])
+
+
+def main_signature(text: str):
+  """(argument types, result types, {output index: argument index}) of @main.
+
+  Raises:
+    ValueError: the text has no @main, or a type this reads not (dynamic dimensions,
+      another element type).
+  """
+  header = re.search(r"func\.func (?:public )?@main\((.*?)\) -> (.*?) \{\n", text)
+  if header is None:
+    raise ValueError("the module has no @main function")
+  arguments = [_tensor_type(t) for t in re.findall(r"%arg\d+: (tensor<[^>]*>)",
+                                                   header.group(1))]
+  results = [_tensor_type(t) for t in re.findall(r"tensor<[^>]*>", header.group(2))]
+  aliases = {int(output): int(parameter) for parameter, output in re.findall(
+      r"parameter_number = (\d+) : i64\}, output_index = array<i64: (\d+)>", text)}
+  return arguments, results, aliases
+
+
+def _described(entry: dict) -> str:
+  return f"{entry['dtype']}{list(entry['shape'])}"
+
+
+def check_spec(spec: dict, arguments, results, spec_path: str, module_path: str) -> None:
+  """Stops (one line naming both files) where spec.json and @main's signature differ."""
+  for what, listed, found in (("arguments", spec["arguments"], arguments),
+                              ("outputs", spec["outputs"], results)):
+    if len(listed) != len(found):
+      fail(f"{spec_path} lists {len(listed)} {what} but {module_path}'s @main has "
+           f"{len(found)}: they are not of one export")
+    for index, (entry, actual) in enumerate(zip(listed, found)):
+      try:
+        same = [int(d) for d in entry["shape"]] == actual["shape"] and (
+            str(entry["dtype"]) == actual["dtype"])
+      except (KeyError, TypeError, ValueError):
+        same = False
+      if not same:
+        name = entry.get("name", "?") if isinstance(entry, dict) else "?"
+        shown = _described(entry) if isinstance(entry, dict) and {
+            "dtype", "shape"} <= set(entry) else repr(entry)
+        fail(f"{spec_path}: {what[:-1]} {index} ({name}) is {shown} but {module_path}'s "
+             f"@main has {_described(actual)}: they are not of one export")
+
+
+def _to_stablehlo(text: str, path: str) -> bytes:
+  """The module's text (TensorFlow's StableHLO with some MHLO ops) as StableHLO bytecode;
+  one line naming `path` (and exit status 1) when the text is no readable module."""
+  from jax._src.lib import _jax  # pylint: disable=g-import-not-at-top
+  # mhlo.copy has no StableHLO op; it is an identity, so is a reshape to the same type.
+  text = re.sub(r"mhlo\.copy (%[\w#]+) : (tensor<[^>]*>)",
+                r"stablehlo.reshape \1 : (\2) -> \2", text)
+  try:
+    return _jax.mlir.mhlo_to_stablehlo(text)
+  except Exception as error:  # pylint: disable=broad-except  (jaxlib raises its own kinds)
+    fail(f"{path}: not a readable MLIR module (truncated or damaged?): {_first_line(error)}")
 
 
 def make_portable(directory: str, spec: dict) -> str:
@@ -86,11 +168,8 @@ def make_portable(directory: str, spec: dict) -> str:
   from jax._src.lib import _jax  # pylint: disable=g-import-not-at-top
   with open(os.path.join(directory, TEXT)) as f:
     text = f.read()
-  # mhlo.copy has no StableHLO op; it is an identity, so is a reshape to the same type.
-  text = re.sub(r"mhlo\.copy (%[\w#]+) : (tensor<[^>]*>)",
-                r"stablehlo.reshape \1 : (\2) -> \2", text)
-  artifact = _jax.mlir.serialize_portable_artifact(_jax.mlir.mhlo_to_stablehlo(text),
-                                                   spec["stablehlo_version"])
+  artifact = _jax.mlir.serialize_portable_artifact(
+      _to_stablehlo(text, os.path.join(directory, TEXT)), spec["stablehlo_version"])
   path = os.path.join(directory, PORTABLE)
   with open(path, "wb") as f:
     f.write(artifact)
@@ -102,18 +181,53 @@ def make_portable(directory: str, spec: dict) -> str:
   return path
 
 
-def read_module(directory: str):
-  """The module to compile: MLIR bytecode from the portable artifact, or the text."""
+def read_module(directory: str, spec: dict):
+  """The module to compile (MLIR bytecode from the portable artifact, or the text), read
+  and checked against spec.json (`check_spec`) before anything is compiled.
+
+  Stops with one line naming the file when it is not a readable module (truncated,
+  garbled) or disagrees with spec.json.
+  """
   portable = os.path.join(directory, PORTABLE)
+  text_path = os.path.join(directory, TEXT)
   if os.path.isfile(portable):
+    from jaxlib.mlir import ir  # pylint: disable=g-import-not-at-top
     from jaxlib.mlir.dialects import stablehlo  # pylint: disable=g-import-not-at-top
+    path = portable
     with open(portable, "rb") as f:
-      return stablehlo.deserialize_portable_artifact_str(f.read())
-  text = os.path.join(directory, TEXT)
-  if not os.path.isfile(text):
+      artifact = f.read()
+    context = ir.Context()
+    stablehlo.register_dialect(context)
+    diagnostics = []  # MLIR's own lines, kept from stderr for the one line below
+    context.attach_diagnostic_handler(lambda d: diagnostics.append(str(d.message)) or True)
+    try:
+      text = str(stablehlo.deserialize_portable_artifact(context, artifact))  # for @main
+    except Exception as error:  # pylint: disable=broad-except  (jaxlib raises its own kinds)
+      fail(f"{path}: not a readable StableHLO portable artifact (truncated or damaged?): "
+           f"{diagnostics[0] if diagnostics else _first_line(error)}")
+    module = stablehlo.deserialize_portable_artifact_str(artifact)
+  elif os.path.isfile(text_path):
+    path = text_path
+    try:
+      with open(text_path) as f:
+        module = text = f.read()
+    except UnicodeDecodeError as error:
+      fail(f"{path}: not an MLIR text module ({error})")
+    _to_stablehlo(text, path)  # parses it, as the compiler would
+  else:
     fail(f"{directory} holds neither {PORTABLE} nor {TEXT}")
-  with open(text) as f:
-    return f.read()
+  try:
+    arguments, results, _ = main_signature(text)
+  except (ValueError, AttributeError) as error:
+    fail(f"{path}: {error}")
+  check_spec(spec, arguments, results, os.path.join(directory, SPEC), path)
+  return module
+
+
+def _first_line(error: BaseException) -> str:
+  """The first non-empty line of an error's message (MLIR's diagnostics run on)."""
+  lines = [line.strip() for line in str(error).splitlines() if line.strip()]
+  return lines[0] if lines else type(error).__name__
 
 
 def compile_module(module, device):
@@ -314,7 +428,7 @@ def main(argv=None):
   platform = platform_of(device)
   if args.check and not os.path.isfile(os.path.join(args.dir, "reference.json")):
     fail(f"--check needs {args.dir}/reference.json: export with --with_state")
-  executable, compile_seconds = compile_module(read_module(args.dir), device)
+  executable, compile_seconds = compile_module(read_module(args.dir, spec), device)
   step = Step(executable, spec, initial_arguments(args.dir, spec, args.seed, args.batch_from),
               device)
   name = (f"{spec['implementation']} {spec['objective']}-{spec['size']} batch "

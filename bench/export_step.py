@@ -52,6 +52,7 @@ os.environ["TF_XLA_FLAGS"] = " ".join(
 import tensorflow as tf  # pylint: disable=g-import-not-at-top,wrong-import-position
 
 from bench import flops as flops_lib
+from bench.device_step import main_signature
 from bench import model_garden_electra
 from bench import pretraining_setup
 from data.user_error import UserError
@@ -71,9 +72,6 @@ REFERENCE_STATE = "reference_state.npz"
 # written into spec.json whole; larger float variables by their initializer's distribution.
 LITERAL_SIZE = 64
 # MLIR element types -> numpy dtype names (bfloat16 is ml_dtypes' name, which jax reads).
-ELEMENT_TYPES = {"f32": "float32", "f16": "float16", "bf16": "bfloat16", "f64": "float64",
-                 "i1": "bool", "i8": "int8", "i32": "int32", "i64": "int64",
-                 "ui8": "uint8", "ui32": "uint32", "ui64": "uint64"}
 # A truncated normal cut at two standard deviations (Keras' TruncatedNormal) has this
 # standard deviation, in units of its stddev parameter.
 TRUNCATED_NORMAL_STD = 0.8796256610342398
@@ -149,28 +147,6 @@ def custom_calls(text: str) -> List[str]:
   """The targets of the module's custom calls (platform-specific kernels), sorted."""
   return sorted(set(re.findall(r"custom_call\s*@([\w.$-]+)", text))
                 | set(re.findall(r"call_target_name\s*=\s*\"([^\"]+)\"", text)))
-
-
-def _tensor_type(text: str) -> Dict:
-  """{'shape': [...], 'dtype': ...} of an MLIR `tensor<2x3xf32>` type."""
-  inner = re.fullmatch(r"tensor<(.*)>", text.strip()).group(1)
-  *dims, element = inner.split("x")
-  if element not in ELEMENT_TYPES:
-    raise ValueError(f"unsupported element type {element!r} in {text}")
-  return dict(shape=[int(d) for d in dims], dtype=ELEMENT_TYPES[element])
-
-
-def main_signature(text: str):
-  """(argument types, result types, {output index: argument index}) of @main."""
-  header = re.search(r"func\.func (?:public )?@main\((.*?)\) -> (.*?) \{\n", text)
-  if header is None:
-    raise ValueError("the module has no @main function")
-  arguments = [_tensor_type(t) for t in re.findall(r"%arg\d+: (tensor<[^>]*>)",
-                                                   header.group(1))]
-  results = [_tensor_type(t) for t in re.findall(r"tensor<[^>]*>", header.group(2))]
-  aliases = {int(output): int(parameter) for parameter, output in re.findall(
-      r"parameter_number = (\d+) : i64\}, output_index = array<i64: (\d+)>", text)}
-  return arguments, results, aliases
 
 
 def capture_names(concrete_function, modules) -> List[str]:

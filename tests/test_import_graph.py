@@ -18,7 +18,8 @@ Inside data/ and training/, groups of modules (GROUPS) point down too (MAY_IMPOR
   data/pretraining/, data/finetuning/   the shared pieces and themselves, never each other
   data/'s programs      (create_pretraining_data, create_finetuning_data, make_kjv_books,
                         build_vocab: flags and main) the shared pieces and both sub-packages
-  training/'s base      (checkpoints, checkpoint_path, run_vocab, gin_config): only the base
+  training/'s base      (checkpoints, checkpoint_path, run_vocab, gin_config,
+                        fresh_directory): only the base
   training/'s core      (the loop, trainer, optimizer, precision, ...): itself and the base
   training/serving/, training/hf/   the base and themselves: never the loop, the optimizer or
                         each other
@@ -63,7 +64,7 @@ GROUPS = {
     "training": {
         "program": ("training.saved_model_cli",),
         "base": ("training.checkpoints", "training.checkpoint_path", "training.run_vocab",
-                 "training.gin_config"),
+                 "training.gin_config", "training.fresh_directory"),
         "serving": ("training.serving",),
         "hf": ("training.hf",),
         "runner": ("training.experiment",),

@@ -26,6 +26,7 @@ from training.checkpoints import remove_partial_checkpoints
 from training.checkpoints import Rollback
 from training.checkpoints import training_checkpoint
 from training.finetuning_trainer import FinetuningTrainer
+from training.fresh_directory import write_anew
 from training.hf.hf_export import export_hf
 from training.hf.hf_import import warm_start_model
 from training.optimization import create_optimizer
@@ -305,8 +306,11 @@ def _run(mode: str, model_dir: str, task: Task, checkpoint_path: str,
   if mode == "export_hf":
     output_dir = os.path.join(model_dir, "export", "hf", str(int(optimizer.iterations.numpy())))
     vocab = export_vocab(task, ExportConfig(), model_dir)
-    for name, path in export_hf(model, output_dir, vocab).items():
-      print(f"exported {name} (HuggingFace transformers) to {path}", flush=True)
+    # Written anew: an export of this step before is replaced whole, no stale file kept.
+    names = write_anew(output_dir, lambda staging: export_hf(model, staging, vocab))
+    for name in names:
+      print(f"exported {name} (HuggingFace transformers) to {os.path.join(output_dir, name)}",
+            flush=True)
     return None
 
   preemption = PreemptionCheckpointer(

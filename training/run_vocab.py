@@ -79,16 +79,46 @@ def write_run_vocab(directory: str, vocab: RunVocab) -> None:
     ValueError: `directory` already holds another vocab or casing (e.g. a resumed run whose
       new records were made with another vocab).
   """
-  saved = read_run_vocab(directory)
-  if saved is not None:
-    reason = saved.disagreement(vocab)
-    if reason:
-      raise UserError(f"{directory} was trained with another vocab than this run's: {reason}")
+  if read_run_vocab(directory) is not None:
+    check_run_vocab(directory, vocab)
     return
   tf.io.gfile.makedirs(directory)
   tf.io.gfile.copy(vocab.vocab_file, os.path.join(directory, vocab.copy_name), overwrite=True)
   with tf.io.gfile.GFile(os.path.join(directory, TOKENIZATION_FILE), "w") as f:
     json.dump({"lower_case": vocab.lower_case, "tokenizer": vocab.kind}, f)
+
+
+def check_run_vocab(directory: str, vocab: RunVocab) -> None:
+  """Stops when `directory` keeps another vocab or casing than `vocab` (none kept: fine).
+
+  What a resumed run (`write_run_vocab`) and an export (training/serving/export_task.py)
+  check the records' vocab with.
+
+  Raises:
+    UserError: naming both files and the difference.
+  """
+  saved = read_run_vocab(directory)
+  reason = saved.disagreement(vocab) if saved is not None else None
+  if reason:
+    raise UserError(f"{directory} was trained with another vocab than this run's: {reason}")
+
+
+def lost_run_vocab(directory: str) -> Optional[str]:
+  """The vocab copy `directory` kept and lost, or None.
+
+  `tokenization.json` is written after the copy (`write_run_vocab`), so a directory holding
+  it without `vocab.txt` or `spiece.model` had the copy deleted.
+
+  Returns:
+    The missing file's path (DIR/vocab.txt, or DIR/spiece.model for a SentencePiece run).
+  """
+  settings_file = os.path.join(directory, TOKENIZATION_FILE)
+  if read_run_vocab(directory) is not None or not tf.io.gfile.exists(settings_file):
+    return None
+  with tf.io.gfile.GFile(settings_file) as f:
+    kind = json.load(f).get("tokenizer")
+  name = SENTENCEPIECE_MODEL_FILE if kind == tokenization.SENTENCEPIECE else VOCAB_FILE
+  return os.path.join(directory, name)
 
 
 def _existing(path: str, relative_to: str) -> Optional[str]:

@@ -24,23 +24,13 @@ from data.user_error import UserError
 from tests.kit import exported_steps
 
 STEPS = exported_steps.all_step_names()
-UNDER_CI = os.environ.get("CI", "").lower() == "true"
-
-
-def _require_jax():
-  if exported_steps.jax_environment() is None:
-    message = (f"{exported_steps.JAX_PYTHON} is missing: make jax-env (requirements-jax.txt), "
-               "or set JAX_PYTHON")
-    if UNDER_CI:
-      pytest.fail(message)
-    pytest.skip(message)
 
 
 @pytest.fixture(scope="module")
 def checked_steps():
   """{name: (folder, device_step's exit status, its output)} for every step in STEPS (started
   by tests/conftest.py when the suite was collected, or now)."""
-  _require_jax()
+  exported_steps.require_jax()
   return {name: (pathlib.Path(folder), status, output) for name, (folder, status, output)
           in exported_steps.checked_steps(STEPS).results().items()}
 

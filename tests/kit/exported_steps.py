@@ -43,6 +43,17 @@ TEXT_ONLY = MODEL_GARDEN
 NICENESS = 10
 
 
+def require_jax():
+  """Skips the calling test without the jax environment; under CI=true fails it instead."""
+  import pytest  # pylint: disable=g-import-not-at-top  (the exporter's process needs none)
+  if jax_environment() is None:
+    message = (f"{JAX_PYTHON} is missing: make jax-env (requirements-jax.txt), or set "
+               "JAX_PYTHON")
+    if os.environ.get("CI", "").lower() == "true":
+      pytest.fail(message)
+    pytest.skip(message)
+
+
 def jax_environment(xla_flags: str = JAX_XLA_FLAGS):
   """The environment of the jax processes (and, with FAST_XLA_FLAGS, of the exporter), or
   None if the jax environment is missing."""

@@ -159,3 +159,77 @@ def test_a_run_whose_vocab_exceeds_vocab_size_stops_before_the_first_step(tmp_pa
   assert tf.train.latest_checkpoint(run) is None
   assert not os.path.exists(os.path.join(run, "vocab.txt"))
   assert not os.path.exists(os.path.join(run, "metrics.jsonl"))
+
+
+def _pretraining_records(directory, vocab_lines):
+  """A records folder as export reads it: a shard name, metadata.json and its vocab copy."""
+  os.makedirs(directory)
+  with open(os.path.join(directory, "pretrain-00000-of-00001"), "w"):
+    pass
+  with open(os.path.join(directory, "vocab.txt"), "w") as f:
+    f.write("".join(vocab_lines))
+  with open(os.path.join(directory, "metadata.json"), "w") as f:
+    json.dump({"vocab_file": "vocab.txt", "lower_case": True}, f)
+  return _PretrainingTask(os.path.join(directory, "pretrain-*"))
+
+
+def _sample_lines():
+  with open(SAMPLE) as f:
+    return f.readlines()
+
+
+def _swapped(lines, first=1000, second=1001):
+  lines = list(lines)
+  lines[first], lines[second] = lines[second], lines[first]
+  return lines
+
+
+def test_an_export_checks_the_run_vocab_against_the_records_as_a_resume_does(tmp_path):
+  run = str(tmp_path / "run")
+  task = _pretraining_records(str(tmp_path / "records"), _sample_lines())
+  write_run_vocab(run, records_vocab(task))
+  assert export_vocab(task, ExportConfig(), run) == RunVocab(f"{run}/vocab.txt", True)
+
+  # Two lines of the run's copy swapped: the resume and the export both stop, naming both.
+  with open(f"{run}/vocab.txt", "w") as f:
+    f.write("".join(_swapped(_sample_lines())))
+  message = (f"{run} was trained with another vocab than this run's: {run}/vocab.txt and "
+             f"{tmp_path}/records/vocab.txt hold different tokens")
+  with pytest.raises(UserError) as resumed:
+    write_run_vocab(run, records_vocab(task))
+  with pytest.raises(UserError) as exported:
+    export_vocab(task, ExportConfig(), run)
+  assert str(exported.value) == str(resumed.value) == message
+
+  # The run's copy intact, the records bound to records made with another vocab.
+  with open(f"{run}/vocab.txt", "w") as f:
+    f.write("".join(_sample_lines()))
+  other = _pretraining_records(str(tmp_path / "other"), _swapped(_sample_lines()))
+  with pytest.raises(UserError, match=f"{run}/vocab.txt and {tmp_path}/other/vocab.txt hold "
+                     "different tokens"):
+    export_vocab(other, ExportConfig(), run)
+  with pytest.raises(UserError, match="hold different tokens"):  # ExportConfig's the run's
+    export_vocab(other, ExportConfig(vocab_file=f"{run}/vocab.txt"), run)
+
+
+def test_an_export_whose_run_vocab_was_deleted_names_the_file(tmp_path, caplog):
+  run = str(tmp_path / "run")
+  task = _pretraining_records(str(tmp_path / "records"), _sample_lines())
+  write_run_vocab(run, records_vocab(task))
+  os.remove(f"{run}/vocab.txt")
+  with pytest.raises(UserError) as error:
+    export_vocab(task, ExportConfig(), run)
+  assert str(error.value) == (
+      f"{run}/vocab.txt is gone ({run}/tokenization.json says the run kept it): put it "
+      "back, or bind ExportConfig.vocab_file to the vocab the run was trained with")
+  # Said explicitly, it is taken.
+  assert export_vocab(task, ExportConfig(vocab_file=SAMPLE), run) == RunVocab(SAMPLE, True)
+
+  # A run that kept no vocab at all exports with the records' and says so.
+  bare = str(tmp_path / "bare")
+  os.makedirs(bare)
+  with caplog.at_level("WARNING"):
+    vocab = export_vocab(task, ExportConfig(), bare)
+  assert vocab == RunVocab(f"{tmp_path}/records/vocab.txt", True)
+  assert f"{bare} keeps no vocab: exporting with the records' vocab {tmp_path}/records/vocab.txt" \
+      in caplog.text

@@ -18,7 +18,9 @@ A folder is checked before any weight is loaded (both folders, with a generator'
 file it has read must be a regular file (a FIFO would hang the run), every shard its
 `model.safetensors.index.json` names a file name inside it (no absolute path, no `..`);
 config.json and the index must be JSON objects of transformers' fields; a float weight
-must be finite and a weight the model loads a float. Each mistake is one line naming the
+must be finite and a weight the model loads a float; config.json's architecture fields
+(hidden_size, num_attention_heads, hidden_act, ...) must be the encoder's
+(training/hf/hf_config_check.py). Each mistake is one line naming the
 file and the entry or tensor. Symlinks are followed (HuggingFace's cache links a snapshot's
 files to its blobs elsewhere).
 """
@@ -38,6 +40,7 @@ from data.user_error import MissingFileError
 from data.user_error import UserError
 from training.checkpoints import print_unused
 from training.checkpoints import warm_start
+from training.hf.hf_config_check import check_config
 from training.hf.hf_parts import ARCHITECTURES
 from training.hf.hf_parts import HfPart
 from training.hf.hf_parts import hf_parts
@@ -373,8 +376,11 @@ def warm_start_model(model, init_checkpoint: str,
   # Both folders are read and checked before any variable changes.
   generator_checkpoint = (read_hf_checkpoint(init_generator_checkpoint)
                           if init_generator_checkpoint else None)
+  if generator_checkpoint:
+    check_config(parts["generator"], generator_checkpoint[0], init_generator_checkpoint)
   if is_hf_directory(init_checkpoint):
     config, state = read_hf_checkpoint(init_checkpoint)
+    check_config(main_part, config, init_checkpoint)
     reports[main_part.name] = load_part(main_part, _architecture(config, state), state,
                                         init_checkpoint)
   elif is_tf1_electra_checkpoint(init_checkpoint):

@@ -14,7 +14,11 @@ The encoder export (`encoder`) holds the discriminator only, with signatures
   `encode_text`(text: string [batch]) and `encode_text_pair`(text_a, text_b: string [batch])
 each returning `sequence_output` float32 [batch, seq, hidden] and `pooled_output` float32
 [batch, hidden] (text and example signatures: seq = the records' length S). A text_a and a
-text_b of different row counts get an InvalidArgumentError naming both.
+text_b of different row counts get an InvalidArgumentError naming both; a text input that is
+not a batch (a scalar, a [batch, n] batch) gets one naming the input
+(text_preprocessing.text_batch). Every signature refuses ids the encoder has no embedding
+for (`checked_ids`: a word id outside [0, vocab_size), a type id outside [0,
+type_vocab_size)) with an InvalidArgumentError naming the input and the bound.
 """
 import dataclasses
 import os
@@ -26,7 +30,9 @@ import tf_keras
 
 from data import tokenization
 from modeling.layers.transformer_encoder import ENCODER_INPUTS
-from modeling.layers.transformer_encoder import encoder_inputs_of
+from training.fresh_directory import write_anew
+from training.run_vocab import RunVocab
+from training.run_vocab import write_run_vocab
 from training.serving.text_preprocessing import TextPreprocessor
 
 ID_SIGNATURE = [tf.TensorSpec([None, None], tf.int32, name=name) for name in ENCODER_INPUTS]
@@ -84,17 +90,56 @@ def export_path(model_dir: str, name: str, version: int) -> str:
   return os.path.join(model_dir, "export", name, str(version))
 
 
-def save(module: tf.Module, path: str, signatures: Dict[str, Callable]
-         ) -> str:
-  """Saves `module` with named signatures to `path` and returns it."""
-  tf.saved_model.save(module, path, signatures=signatures)
+def save(module: tf.Module, path: str, signatures: Dict[str, Callable],
+         vocab: Optional[RunVocab] = None) -> str:
+  """Saves `module` with named signatures to `path` and returns it.
+
+  The SavedModel is written anew (training/fresh_directory.py): an export of the same
+  version before is replaced whole, none of its files kept. With `vocab`, its copy
+  (vocab.txt or spiece.model, tokenization.json) is written in it before it takes `path`.
+  """
+  def write(directory):
+    tf.saved_model.save(module, directory, signatures=signatures)
+    if vocab is not None:
+      write_run_vocab(directory, vocab)
+  write_anew(path, write)
   return path
+
+
+def checked_ids(encoder: tf_keras.layers.Layer, inputs: Dict[str, tf.Tensor]
+                ) -> Dict[str, tf.Tensor]:
+  """The encoder's three int32 [batch, seq] inputs, checked in-graph against its tables.
+
+  The type embedding is a one-hot product (and a GPU's gather returns zeros for a missing
+  row): without the check, `input_type_ids=7` of a 2-type encoder is answered as if it were
+  no type at all. A request with ids outside the tables, or inputs of another rank than
+  [batch, seq], gets a tf.errors.InvalidArgumentError naming the input and the bound
+  (e.g. "input_type_ids must be in [0, 2) (encoder_config.type_vocab_size = 2)").
+
+  Args:
+    encoder: a TransformerEncoder (its `config`: vocab_size, type_vocab_size).
+    inputs: at least ENCODER_INPUTS, int32 [batch, seq] (other keys are dropped).
+  """
+  bounds = {"input_word_ids": ("vocab_size", encoder.config.vocab_size),
+            "input_type_ids": ("type_vocab_size", encoder.config.type_vocab_size)}
+  checked = {name: tf.ensure_shape(inputs[name], [None, None]) for name in ENCODER_INPUTS}
+  checks = []
+  for name, (field, size) in bounds.items():
+    message = f"{name} must be in [0, {size}) (encoder_config.{field} = {size})"
+    ids = checked[name]
+    checks.append(tf.debugging.assert_non_negative(ids, message=message))
+    checks.append(tf.debugging.assert_less(ids, tf.constant(size, ids.dtype), message=message))
+  with tf.control_dependencies(checks):
+    return {name: tf.identity(value) for name, value in checked.items()}
 
 
 def encoder_outputs(encoder: tf_keras.layers.Layer, inputs: Dict[str, tf.Tensor]
                     ) -> Dict[str, tf.Tensor]:
-  """`sequence_output` [batch, seq, hidden] and `pooled_output` [batch, hidden], float32."""
-  outputs = encoder(encoder_inputs_of(inputs), training=False)
+  """`sequence_output` [batch, seq, hidden] and `pooled_output` [batch, hidden], float32.
+
+  The inputs are checked first (`checked_ids`).
+  """
+  outputs = encoder(checked_ids(encoder, inputs), training=False)
   return {"sequence_output": tf.cast(outputs["sequence_output"], tf.float32),
           "pooled_output": tf.cast(outputs["pooled_output"], tf.float32)}
 
@@ -145,7 +190,8 @@ class EncoderServingModule(tf.Module):
 
 def export_encoder(encoder: tf_keras.layers.Layer, model_dir: str, version: int,
                    seq_length: int, preprocessor: Optional[TextPreprocessor] = None,
-                   name: str = "encoder") -> str:
-  """Writes DIR/export/<name>/<version>/ and returns its path."""
+                   name: str = "encoder", vocab: Optional[RunVocab] = None) -> str:
+  """Writes DIR/export/<name>/<version>/ (anew, with `vocab`'s copy; see `save`) and
+  returns its path."""
   module = EncoderServingModule(encoder, seq_length, preprocessor)
-  return save(module, export_path(model_dir, name, version), module.signatures())
+  return save(module, export_path(model_dir, name, version), module.signatures(), vocab)

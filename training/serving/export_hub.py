@@ -18,11 +18,14 @@ For users who build Keras models on top (`hub.KerasLayer(path)` or
   `sequence_output` [batch, seq, hidden], `pooled_output` and `default` [batch, hidden],
   `encoder_outputs` (one [batch, seq, hidden] per layer), all float32.
 """
-from typing import Dict
+from typing import Dict, Optional
 
 import tensorflow as tf
 import tf_keras
 
+from training.fresh_directory import write_anew
+from training.run_vocab import RunVocab
+from training.run_vocab import write_run_vocab
 from training.serving.export import ENCODER_INPUTS
 from training.serving.export import export_path
 from training.serving.export import save
@@ -66,16 +69,23 @@ def hub_encoder_model(encoder: tf_keras.layers.Layer) -> tf_keras.Model:
 
 
 def export_hub_pair(encoder: tf_keras.layers.Layer, preprocessor: TextPreprocessor,
-                    model_dir: str, version: int) -> Dict[str, str]:
-  """Writes DIR/export/hub_preprocessor/<version> and hub_encoder/<version>.
+                    model_dir: str, version: int, vocab: Optional[RunVocab] = None
+                    ) -> Dict[str, str]:
+  """Writes DIR/export/hub_preprocessor/<version> and hub_encoder/<version>, each anew
+  (training/fresh_directory.py) and with `vocab`'s copy.
 
   Returns:
     {"hub_preprocessor": path, "hub_encoder": path}.
   """
   module = HubPreprocessor(preprocessor)
   paths = {"hub_preprocessor": save(module, export_path(model_dir, "hub_preprocessor", version),
-                                    {"serving_default": module.__call__})}
+                                    {"serving_default": module.__call__}, vocab)}
+
+  def write_encoder(directory):
+    tf_keras.models.save_model(hub_encoder_model(encoder), directory,
+                               include_optimizer=False, save_format="tf")
+    if vocab is not None:
+      write_run_vocab(directory, vocab)
   paths["hub_encoder"] = export_path(model_dir, "hub_encoder", version)
-  tf_keras.models.save_model(hub_encoder_model(encoder), paths["hub_encoder"],
-                             include_optimizer=False, save_format="tf")
+  write_anew(paths["hub_encoder"], write_encoder)
   return paths

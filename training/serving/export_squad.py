@@ -28,7 +28,9 @@ returns
   v2.0 also `no_answer_log_odds` float32 [batch] (the answerability logit) and
     `answerable` bool [batch] (log-odds <= the task's null_threshold, 0 when untuned).
 A question batch and a context batch of different row counts get an InvalidArgumentError
-naming both (text_preprocessing.pair_rows_check), and the server serves on.
+naming both (text_preprocessing.pair_rows_check), a question or context that is not a
+batch (a scalar, a [batch, n] batch) one naming the input (text_preprocessing.text_batch),
+and the server serves on.
 """
 from typing import Optional
 
@@ -37,12 +39,14 @@ import tensorflow_text as tf_text
 
 from modeling.models.finetuning_models import QuestionAnsweringModel
 from tasks.squad_postprocess import BEAM_OUTPUTS
+from training.serving.export import checked_ids
 from training.serving.export import EXAMPLES_SIGNATURE
 from training.serving.export import FINETUNING_FEATURE_NAMES
 from training.serving.export import parse_encoder_inputs
 from training.serving.export import text_spec
 from training.serving.text_preprocessing import TextPreprocessor
 from training.serving.text_preprocessing import pair_rows_check
+from training.serving.text_preprocessing import text_batch
 
 
 class SquadServingModule(tf.Module):
@@ -107,13 +111,15 @@ class SquadServingModule(tf.Module):
     parsed = parse_encoder_inputs(inputs, self.preprocessor.seq_length,
                                   FINETUNING_FEATURE_NAMES, ["paragraph_mask"])
     paragraph_mask = parsed.pop("paragraph_mask")
-    sequence_output = self.encoder(parsed, training=False)["sequence_output"]
+    sequence_output = self.encoder(checked_ids(self.encoder, parsed),
+                                   training=False)["sequence_output"]
     beam = self.head(sequence_output, paragraph_mask, training=False)
     names = BEAM_OUTPUTS + (("answerability_logits",) if self.version_2 else ())
     return {name: beam[name] for name in names}
 
   @tf.function(input_signature=[text_spec("question"), text_spec("context")])
   def serve_text(self, question, context):
+    question, context = text_batch(question), text_batch(context)  # before any reader
     inputs, context_start, context_length, byte_starts, byte_ends = self._pack(question,
                                                                               context)
     positions = tf.range(self.preprocessor.seq_length)[tf.newaxis, :]

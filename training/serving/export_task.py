@@ -10,8 +10,9 @@ Its kind picks the serving module:
 - QUESTION_ANSWERING (SquadTask): `squad` (training/serving/export_squad.py).
 
 The vocab and casing are the ones the run kept next to its checkpoints
-(training/run_vocab.py; ExportConfig.vocab_file may name the same again), else those its
-records' metadata names; each export gets a copy (`vocab.txt`, `tokenization.json`).
+(training/run_vocab.py; ExportConfig.vocab_file may name the same again), checked against
+those its records' metadata names as a resumed run checks them, else those the metadata
+names; each export gets a copy (`vocab.txt`, `tokenization.json`).
 Everything else comes from the restored model and the config: no training records are read
 (fine-tuning tasks read only their records' meta_data.json, for the sequence length and the
 labels).
@@ -21,12 +22,15 @@ from typing import Dict, Optional
 from absl import logging
 import tf_keras
 
+from data.user_error import UserError
 from tasks import protocol
+from training.run_vocab import check_run_vocab
+from training.run_vocab import lost_run_vocab
 from training.run_vocab import read_run_vocab
 from training.run_vocab import records_vocab
 from training.run_vocab import RunVocab
+from training.run_vocab import TOKENIZATION_FILE
 from training.run_vocab import VOCAB_FILE
-from training.run_vocab import write_run_vocab
 from training.serving.export import ExportConfig
 from training.serving.export import export_encoder
 from training.serving.export import export_path
@@ -42,17 +46,36 @@ def export_vocab(task, config: ExportConfig, model_dir: str) -> Optional[RunVoca
   """The vocab and casing the exports tokenize with: ExportConfig's when set, else the copy
   kept in the run's directory, else the one the task's records name (None: no text).
 
+  The run's copy is checked against the records' vocab as a resumed run checks it
+  (`check_run_vocab`): an edited copy, or records made with another vocab, stop the export
+  naming both files. A run whose copy was deleted (its tokenization.json is still there)
+  stops too, naming the missing file: the records' vocab may not be the one the model was
+  trained with, so it is not taken in silence (set ExportConfig.vocab_file to say which).
+  A run that kept no vocab at all exports with the records' vocab and says so.
+
   Raises:
-    ValueError: ExportConfig names another vocab or casing than the run was trained with.
+    UserError: ExportConfig names another vocab or casing than the run was trained with;
+      the run's copy and the records' vocab differ; the run's copy was deleted.
   """
   saved = read_run_vocab(model_dir)
+  records = records_vocab(task)
+  if saved is not None and records is not None:
+    check_run_vocab(model_dir, records)
   if config.vocab_file:
     chosen = RunVocab(config.vocab_file, config.lower_case)
     reason = saved.disagreement(chosen) if saved is not None else None
     if reason:
-      raise ValueError(f"ExportConfig: {model_dir} was trained with another vocab: {reason}")
+      raise UserError(f"ExportConfig: {model_dir} was trained with another vocab: {reason}")
     return chosen
-  return saved or records_vocab(task)
+  lost = lost_run_vocab(model_dir)
+  if lost is not None:
+    raise UserError(f"{lost} is gone ({model_dir}/{TOKENIZATION_FILE} says the run kept "
+                    "it): put it back, or bind ExportConfig.vocab_file to the vocab the "
+                    "run was trained with")
+  if saved is None and records is not None:
+    logging.warning("%s keeps no vocab: exporting with the records' vocab %s", model_dir,
+                    records.vocab_file)
+  return saved or records
 
 
 def text_preprocessor(task, vocab: Optional[RunVocab]) -> Optional[TextPreprocessor]:
@@ -85,16 +108,16 @@ def export_for_task(task, model: tf_keras.Model, model_dir: str, version: int,
     export name -> path written.
   """
   vocab = export_vocab(task, config or ExportConfig(), model_dir)
-  paths = _write_exports(task, model, model_dir, version, text_preprocessor(task, vocab))
-  if vocab is not None:
-    for path in paths.values():
-      write_run_vocab(path, vocab)
-  return paths
+  return _write_exports(task, model, model_dir, version, text_preprocessor(task, vocab),
+                        vocab)
 
 
 def _write_exports(task, model: tf_keras.Model, model_dir: str, version: int,
-                   preprocessor: Optional[TextPreprocessor]) -> Dict[str, str]:
-  """The SavedModels of `export_for_task`; returns export name -> path.
+                   preprocessor: Optional[TextPreprocessor], vocab: Optional[RunVocab]
+                   ) -> Dict[str, str]:
+  """The SavedModels of `export_for_task`, each with `vocab`'s copy; returns export name ->
+  path. Each is written anew (training/fresh_directory.py): exporting a version again
+  replaces it whole.
 
   Raises:
     ValueError: an export that serves text only (fine-tuning tasks') without a vocab.
@@ -108,11 +131,11 @@ def _write_exports(task, model: tf_keras.Model, model_dir: str, version: int,
   path = export_path(model_dir, export.name, version)
   if export.kind == protocol.SENTENCE_PREDICTION:
     module = GlueServingModule(model, task.spec, preprocessor)
-    return {export.name: save(module, path, module.signatures())}
+    return {export.name: save(module, path, module.signatures(), vocab)}
   if export.kind == protocol.QUESTION_ANSWERING:
     module = SquadServingModule(model, preprocessor, task.meta_data["max_query_length"],
                                 task.max_answer_length, task.null_threshold)
-    return {export.name: save(module, path, module.signatures())}
+    return {export.name: save(module, path, module.signatures(), vocab)}
   if preprocessor is None:
     logging.warning("No vocab: ExportConfig.vocab_file is not set, %s holds no %s and the "
                     "records' metadata.json names none: exporting `encode` and "
@@ -122,10 +145,10 @@ def _write_exports(task, model: tf_keras.Model, model_dir: str, version: int,
                                         name=export.name)}
   if export.kind == protocol.SCORING_ENCODER:
     module = ScriptServingModule(model, preprocessor)
-    paths = {export.name: save(module, path, module.signatures())}
+    paths = {export.name: save(module, path, module.signatures(), vocab)}
   else:
     paths = {export.name: export_encoder(model.encoder, model_dir, version,
                                          preprocessor.seq_length, preprocessor,
-                                         name=export.name)}
-  paths.update(export_hub_pair(model.encoder, preprocessor, model_dir, version))
+                                         name=export.name, vocab=vocab)}
+  paths.update(export_hub_pair(model.encoder, preprocessor, model_dir, version, vocab))
   return paths

@@ -13,6 +13,15 @@ A pair's two batches must have the same number of rows: Model Garden's packing r
 the shorter one, which aborts or crashes the serving process or answers fewer rows.
 `pair_rows_check` refuses such a request in-graph with an InvalidArgumentError naming both
 inputs before any packing op runs; every pair packing (here and SQuAD's) runs under it.
+
+A text input must be a batch, string [batch]. A loaded signature does not check the rank
+of what it is sent, and tensorflow-text's tokenizers read a scalar past its end (the
+serving process dies, SIGSEGV) and a [batch, n] batch as its first column. `text_batch`
+refuses both in-graph (tf.ensure_shape: an InvalidArgumentError "Shape of tensor text [] is
+not compatible with expected shape [?]", naming the input) before any tokenizer op runs;
+`TextPreprocessor.tokenize` runs it, so every text signature does. (A rank check through
+tf.rank or tf.debugging.assert_rank would not do: the input's static shape is [None], so
+both are decided when the graph is traced, and the request's rank is never looked at.)
 """
 from typing import Dict, List, Optional, Sequence, Tuple, Union
 
@@ -23,6 +32,14 @@ from data.tokenization import make_tokenizer
 
 
 PAIR_NAMES = ("text_a", "text_b")
+
+
+def text_batch(texts: tf.Tensor) -> tf.Tensor:
+  """`texts`, string [batch], or an InvalidArgumentError when a request sends another rank.
+
+  Feed only the returned tensor to the ops that read the texts: the check runs before them.
+  """
+  return tf.ensure_shape(texts, [None])
 
 
 def pair_rows_check(segments: Sequence[Union[tf.Tensor, tf.RaggedTensor]],
@@ -77,8 +94,11 @@ class TextPreprocessor(tf.Module):
     self.pad_id = pretraining.pad_id
 
   def tokenize(self, texts: tf.Tensor) -> tf.RaggedTensor:
-    """tf.string [batch] -> word-piece ids, int32 RaggedTensor [batch, (pieces)]."""
-    return self.tokenizer.tokenize(texts)
+    """tf.string [batch] -> word-piece ids, int32 RaggedTensor [batch, (pieces)].
+
+    Another rank than [batch] raises tf.errors.InvalidArgumentError (`text_batch`).
+    """
+    return self.tokenizer.tokenize(text_batch(texts))
 
   def pack(self, segments: Sequence[tf.RaggedTensor],
            seq_length: Optional[Union[int, tf.Tensor]] = None) -> Dict[str, tf.Tensor]:

@@ -5,6 +5,7 @@ Every file its index names must be a regular file inside the folder (an absolute
 and the index must be JSON objects of the right fields; a truncated safetensors file, a
 non-finite weight or an integer weight stops the run with one line naming the file or tensor.
 """
+import dataclasses
 import json
 import os
 import shutil
@@ -28,6 +29,7 @@ from tests.kit.pretraining import VOCAB
 from tests.kit.pretraining import pretraining_examples
 from tests.kit.pretraining import write_pretraining_records
 from tests.kit.runs import tiny_electra_bindings
+from training.hf.hf_config_check import config_disagreements
 from training.hf.hf_export import export_hf
 from training.hf.hf_import import warm_start_model
 from training.hf.hf_parts import hf_parts
@@ -241,3 +243,82 @@ def test_the_runner_refuses_a_nan_folder_with_one_line_and_no_checkpoint(exporte
       "from it")
   assert not any(name.startswith("ckpt") or name == "checkpoint"
                  for name in os.listdir(model_dir))
+
+
+def _with_config(exported, tmp_path, changes, name="discriminator"):
+  """A copy of the exported folder whose config.json has `changes`; its weights untouched."""
+  directory = _copy(exported, tmp_path / "changed", name)
+  path = os.path.join(directory, "config.json")
+  with open(path) as file:
+    config = json.load(file)
+  config.update(changes)
+  with open(path, "w") as file:
+    json.dump(config, file)
+  return directory, config
+
+
+def test_every_architecture_field_of_config_json_is_compared(exported, tmp_path):
+  with open(os.path.join(exported["discriminator"], "config.json")) as file:
+    ours = json.load(file)
+  heads, hidden, layers = (ours[name] for name in (
+      "num_attention_heads", "hidden_size", "num_hidden_layers"))
+  # The same weights under 2x the heads compute another attention: refused.
+  directory, _ = _with_config(exported, tmp_path, {"num_attention_heads": 2 * heads})
+  _refused(directory, f"{directory}/config.json describes another encoder than this "
+           f"model's discriminator: num_attention_heads = {2 * heads} in config.json, "
+           f"{heads} here (encoder_config.num_attention_heads)")
+  changes = {"hidden_size": 2 * hidden, "num_hidden_layers": layers + 1,
+             "hidden_act": "gelu_new", "intermediate_size": 7, "embedding_size": 3,
+             "max_position_embeddings": 9, "type_vocab_size": 5, "vocab_size": 11,
+             "layer_norm_eps": 1e-5, "position_embedding_type": "relative_key"}
+  directory, _ = _with_config(exported, tmp_path / "all", changes)
+  model = _electra()
+  with pytest.raises(UserError) as raised:
+    warm_start_model(model, directory)
+  config = hf_parts(model)[0].config
+  for field, ours_field in (
+      ("hidden_size", "hidden_size"), ("num_hidden_layers", "num_layers"),
+      ("hidden_act", "activation"), ("intermediate_size", "intermediate_size"),
+      ("embedding_size", "embedding_size"),
+      ("max_position_embeddings", "max_sequence_length"),
+      ("type_vocab_size", "type_vocab_size"), ("vocab_size", "vocab_size"),
+      ("layer_norm_eps", "norm_epsilon")):
+    assert (f"{field} = {changes[field]!r} in config.json, "
+            f"{getattr(config, ours_field)!r} here (encoder_config.{ours_field})"
+            in str(raised.value)), field
+  assert ("position_embedding_type = 'relative_key' in config.json, 'absolute' here "
+          "(encoder_config.relative_position)") in str(raised.value)
+
+
+def test_equal_fields_and_transformers_synonyms_agree(exported):
+  part = hf_parts(_electra())[0]
+  with open(os.path.join(exported["discriminator"], "config.json")) as file:
+    config = json.load(file)
+  assert config_disagreements(part, config) == []  # our own export: every field agrees
+  swish = dataclasses.replace(part, config=dataclasses.replace(part.config,
+                                                               activation="swish"))
+  assert config_disagreements(swish, dict(config, hidden_act="silu")) == []
+  assert config_disagreements(swish, dict(config, hidden_act="swish")) == []
+  assert config_disagreements(part, dict(config, layer_norm_eps=1.0000001e-12)) == []
+  assert config_disagreements(part, dict(config, num_attention_heads=True)) != []  # a bool
+  t5 = dataclasses.replace(part, config=dataclasses.replace(part.config,
+                                                            relative_position="t5"))
+  assert config_disagreements(t5, config) == []  # its absolute table is transformers'
+
+
+def test_a_generator_config_json_of_another_encoder_stops_before_anything_loads(exported,
+                                                                               tmp_path):
+  with open(os.path.join(exported["generator"], "config.json")) as file:
+    heads = json.load(file)["num_attention_heads"]
+  generator, _ = _with_config(exported, tmp_path, {"num_attention_heads": heads + 1},
+                              "generator")
+  model = _electra()
+  before = [weight.numpy() for weight in model.weights]
+  with pytest.raises(UserError) as raised:
+    warm_start_model(model, exported["discriminator"], generator)
+  assert str(raised.value) == (
+      f"{generator}/config.json describes another encoder than this model's generator: "
+      f"num_attention_heads = {heads + 1} in config.json, {heads} here "
+      "(encoder_config.num_attention_heads)")
+  for weight, value in zip(model.weights, before):
+    np.testing.assert_array_equal(weight.numpy(), value)

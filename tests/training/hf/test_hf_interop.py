@@ -264,6 +264,11 @@ def test_fine_tuning_encoder_starts_from_a_bert_folder(tmp_path):
 def test_a_checkpoint_of_other_shapes_stops_naming_the_weight(tmp_path):
   discriminator, _ = _transformers_electra_pair()
   save_as_pytorch_checkpoint(discriminator, str(tmp_path / "disc"))
+  # config.json says 48, as this encoder has, but the weights are 64 wide (a config.json
+  # that says 64 is refused earlier, naming the field: test_hf_import_checks.py).
+  config_file = tmp_path / "disc" / "config.json"
+  config_file.write_text(json.dumps(dict(json.loads(config_file.read_text()),
+                                         intermediate_size=48)))
   inputs = tiny_inputs(seq=SEQ, vocab=VOCAB)
   model = ElectraPretrainer(tiny_encoder(VOCAB, intermediate_size=48),
                             generator_width_multiplier=0.5)
