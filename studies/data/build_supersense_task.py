@@ -45,9 +45,7 @@ def build(output_dir: str, seed: int, max_sentences) -> dict:
     random.Random(f"{seed}:{split}").shuffle(sentences)
     if int(limit):
       sentences = sentences[:int(limit)]
-    with open(os.path.join(output_dir, f"{split}.txt"), "w", encoding="utf-8") as f:
-      for words, tags in sentences:
-        f.write("".join(f"{word} {tag}\n" for word, tag in zip(words, tags)) + "\n")
+    supersense_tagging.write_conll(os.path.join(output_dir, f"{split}.txt"), sentences)
     stats[split] = dict(sentences=len(sentences),
                         words=sum(len(words) for words, _ in sentences),
                         spans=sum(tag.startswith("B-") for _, tags in sentences

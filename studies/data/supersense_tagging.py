@@ -69,3 +69,11 @@ def span_labels() -> List[str]:
   """Every tag the task can hold: O, then B- and I- of each non-catch-all lexname."""
   kinds = [name for name in study_tasks.LEXNAMES if name not in study_tasks.CATCH_ALL_LEXNAMES]
   return ["O"] + [f"{prefix}-{kind}" for kind in sorted(kinds) for prefix in ("B", "I")]
+
+
+def write_conll(path: str, sentences: Sequence[Tuple[List[str], List[str]]]) -> None:
+  """Writes (words, tags) sentences as CoNLL columns: `word tag` lines, a blank line after
+  each sentence."""
+  with open(path, "w", encoding="utf-8") as f:
+    for words, tags in sentences:
+      f.write("".join(f"{word} {tag}\n" for word, tag in zip(words, tags)) + "\n")
