@@ -56,11 +56,12 @@ def glue_task(tmp_dir, task_name="mrpc"):
   return GlueTask(_encoder(), data, task_name=task_name, seed=2)
 
 
-def squad_task(tmp_dir):
+def squad_task(tmp_dir, head="joint_span"):
+  """SQuAD v2.0 with the joint span head or `head`."""
   data = write_meta_data(os.path.join(tmp_dir, "squad"), task="squad_v2", version="v2.0",
                          doc_stride=128, max_query_length=MAX_QUERY_LENGTH)
   return SquadTask(_encoder(), data, seed=3, head_inner_size=16, beam_size=5,
-                   max_answer_length=6, null_threshold=1e9)
+                   max_answer_length=6, null_threshold=1e9, head=head)
 
 
 def tagging_model(num_labels=len(TAGS), seed=4):
