@@ -6,8 +6,9 @@ before word pieces: at whitespace and control characters, and around every punct
 character and CJK ideograph ("Paris, France." -> "Paris", ",", "France", "."), the way
 CoNLL files write their tokens. The split is made on the original text (no lower-casing or
 accent stripping), so each word's offsets point into what was sent. Every word is then
-tokenized on its own into word pieces, as the records' writer does, and the tag is read at
-its first piece.
+tokenized on its own into word pieces, as the records' writer does
+(data/finetuning/tagging_features.py; a word the tokenizer drops entirely becomes [UNK]
+there and here), and the tag is read at its first piece.
 
 Signatures (S = the records' max_seq_length; a row holds at most S - 2 word pieces):
   `tag_text`(text: string [batch]), also served as `serving_default`, returns
@@ -29,11 +30,12 @@ the server serves on:
   - a text or words input that is not a batch (rank 0, or 2-D): "text must be a batch of
     strings (rank 1, [batch]); got rank 2";
   - text or words that are not valid UTF-8: "text row 1 is not valid UTF-8";
-  - a row longer than S - 2 pieces (no windows are made: a served row is one sentence; split
-    longer texts into sentences first): "text row 0 has 28000 word pieces; this model tags
-    at most 30 a row (max_seq_length 32 less [CLS] and [SEP]): split it into sentences";
-  - in `tag_words`, a word with no word piece (empty, or only spaces or control
-    characters): "words: word 3 (row 1) has no word piece: send words, not spaces";
+  - a row longer than S - 2 pieces: "text row 0 has 28000 word pieces; this model tags at
+    most 30 a row (max_seq_length 32 less [CLS] and [SEP]): split it into sentences". No
+    windows are made, unlike the records (which split a long sentence into windows of whole
+    words): a served row is one sentence, and a text that does not fit is sent as several;
+  - in `tag_words`, an empty or blank word: "words: word 3 (row 1) is empty or blank: send
+    words, not spaces";
     row_lengths that are negative or do not add up to the number of words.
 A wrong dtype (numbers for text) is refused by the signature itself.
 """
@@ -98,11 +100,16 @@ class TaggingServingModule(tf.Module):
     self.word_splitter = BasicTokenizer(lower_case=False)
 
   def _word_pieces(self, words: tf.Tensor) -> tf.RaggedTensor:
-    """string [n] words -> int32 RaggedTensor [n, (pieces)], each word tokenized alone."""
+    """string [n] words -> int32 RaggedTensor [n, (pieces)], each word tokenized alone; a
+    word the tokenizer drops entirely is [UNK], as in the records."""
     pieces = self.preprocessor.tokenize(words)
     if pieces.ragged_rank == 2:  # a BertTokenizer splits words first: one word here
       pieces = pieces.merge_dims(-2, -1)
-    return tf.cast(pieces, tf.int32)
+    pieces = tf.cast(pieces, tf.int32)
+    dropped = tf.cast(tf.equal(pieces.row_lengths(), 0), tf.int64)
+    unknown = tf.RaggedTensor.from_row_lengths(
+        tf.fill([tf.reduce_sum(dropped)], self.preprocessor.unk_id), dropped)
+    return tf.concat([pieces, unknown], axis=1)
 
   def _tag(self, words: tf.RaggedTensor, name: str) -> Dict[str, tf.Tensor]:
     """Words, string RaggedTensor [batch, (words)] -> padded per-word outputs.
@@ -123,13 +130,13 @@ class TaggingServingModule(tf.Module):
         f"{capacity} a row (max_seq_length {self.preprocessor.seq_length} less [CLS] and "
         "[SEP]): split it into sentences")]
     if name == "words":
-      empty = tf.equal(pieces_per_word, 0)
-      first_empty = _first_true(empty)
+      blank = tf.equal(tf.strings.length(tf.strings.strip(words.flat_values)), 0)
+      first_blank = _first_true(blank)
       checks.append(_assert(
-          ~tf.reduce_any(empty), "words: word ", first_empty, " (row ",
+          ~tf.reduce_any(blank), "words: word ", first_blank, " (row ",
           tf.gather(tf.concat([tf.cast(words.value_rowids(), tf.int64),
-                               tf.zeros([1], tf.int64)], 0), first_empty),
-          ") has no word piece: send words, not spaces"))
+                               tf.zeros([1], tf.int64)], 0), first_blank),
+          ") is empty or blank: send words, not spaces"))
     with tf.control_dependencies(checks):
       inputs = self.preprocessor.pack([row_pieces])
     logits = tf.cast(self.head(self.encoder(inputs, training=False)["sequence_output"],

@@ -104,6 +104,15 @@ def test_split_words_get_the_tags_of_the_same_words_in_text(loaded):
     np.testing.assert_array_equal(split[name].numpy(), text[name].numpy())
 
 
+def test_a_word_the_tokenizer_drops_is_tagged_as_unk_as_in_the_records(loaded):
+  tag_words = loaded.signatures["tag_words"]
+  dropped = tag_words(words=tf.constant(["Jesus", "\x00"]), row_lengths=tf.constant([2]))
+  unknown = tag_words(words=tf.constant(["Jesus", "\u2603"]), row_lengths=tf.constant([2]))
+  assert dropped["num_words"].numpy().tolist() == [2]
+  for name in ("tags", "scores"):
+    np.testing.assert_array_equal(dropped[name].numpy(), unknown[name].numpy())
+
+
 # Runs in a fresh interpreter: argv[1] = the export's path.
 SERVED_PROCESS = r"""
 import json, sys
@@ -153,8 +162,8 @@ EXPECTED_ERRORS = {
                              f"{export_models.SEQ} less [CLS] and [SEP]): split it into "
                              "sentences"),
     "text_not_utf8": "text row 1 is not valid UTF-8",
-    "words_empty_word": "words: word 2 (row 1) has no word piece: send words, not spaces",
-    "words_blank_word": "words: word 1 (row 0) has no word piece: send words, not spaces",
+    "words_empty_word": "words: word 2 (row 1) is empty or blank: send words, not spaces",
+    "words_blank_word": "words: word 1 (row 0) is empty or blank: send words, not spaces",
     "words_not_utf8": "words word 0 is not valid UTF-8",
     "words_lengths_too_many": "row_lengths add up to 2 words but words holds 1",
     "words_lengths_negative": "row_lengths must not be negative",
