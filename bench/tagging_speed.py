@@ -2,7 +2,7 @@ r"""Token-tagging fine-tuning speed: ours against transformers' TFElectraForToke
 at the same encoder shape, sequence length and batch, side by side in one process.
 
   python -m bench.tagging_speed [--size=small] [--seq_length=128] [--batch_size=32] \
-      [--num_labels=9] [--steps=3] [--rounds=3]
+      [--num_labels=9] [--steps=3] [--rounds=3] [--serving_batch_size=32]
 
 Both models take the same random batch (a label on every other piece, -1 elsewhere, as in the
 records) through one training step written once for both: forward in training mode
@@ -13,10 +13,21 @@ TokenClassificationModel (TaggingTask.build_model's); transformers' runs on tf_k
 torch). The steps are tf.functions without XLA, timed in turns (bench/step_timing.py:
 one untimed round, then `rounds` rounds of `steps` steps of each); examples/s is the median
 over rounds. Prints one JSON line per model and their paired speed ratio.
+
+Serving (--serving_batch_size > 0): sentences/s from raw text to a tag per word, on verses of
+the bundled KJV sample (data/sample/kjv_tiny.txt, those that fit in --seq_length pieces) with
+its vocab (data/sample/vocab.txt, 7,669 pieces), both models untrained at the same shape.
+Ours: the tagging SavedModel's `tag_text` signature (training/serving/export_tagging.py:
+word split, word pieces, encoder, head, tags and offsets, all in the graph), saved and loaded
+back. Theirs: transformers' BertTokenizerFast (Rust) on the batch, TFElectraForTokenClassification
+in a tf.function, softmax and argmax, and each word's tag read at its first piece through the
+tokenizer's word_ids, as transformers' token-classification pipeline reads it.
 """
 from data import program  # (first: before TensorFlow loads; tf.keras is tf_keras)
 import json
+import os
 import statistics
+import tempfile
 
 from absl import app
 from absl import flags
@@ -26,6 +37,7 @@ import tf_keras
 import transformers
 
 from bench import step_timing
+from data.tokenization import make_tokenizer
 from modeling.heads.token_classification_head import TokenClassificationHead
 from modeling.layers.encoder_config import ENCODER_PRESETS
 from modeling.layers.encoder_config import encoder_config
@@ -33,6 +45,9 @@ from modeling.layers.transformer_encoder import TransformerEncoder
 from modeling.losses.pretraining_losses import weighted_mean
 from modeling.models.finetuning_models import TokenClassificationModel
 from training.optimization import create_optimizer
+from training.serving.export import save
+from training.serving.export_tagging import TaggingServingModule
+from training.serving.text_preprocessing import TextPreprocessor
 
 FLAGS = flags.FLAGS
 flags.DEFINE_enum("size", "small", sorted(ENCODER_PRESETS), "Encoder preset (both models).")
@@ -42,6 +57,10 @@ flags.DEFINE_integer("num_labels", 9, "Tags (CoNLL-2003 NER in IOB2: 9).")
 flags.DEFINE_integer("vocab_size", 30522, "Word-piece vocabulary.")
 flags.DEFINE_integer("steps", 3, "Steps per model per round.")
 flags.DEFINE_integer("rounds", 3, "Timed rounds.")
+flags.DEFINE_integer("serving_batch_size", 32, "Sentences per serving call (0: no serving).")
+
+SAMPLE_TEXT = "data/sample/kjv_tiny.txt"
+SAMPLE_VOCAB = "data/sample/vocab.txt"
 
 
 def tagging_loss(logits, label_ids):
@@ -116,6 +135,73 @@ def random_batch(batch_size, seq_length, vocab_size, num_labels, seed=0):
               label_ids=tf.constant(label_ids, tf.int32))
 
 
+def serving_sentences(tokenizer, seq_length, count):
+  """`count` verses of the sample whose pieces fit in a row of `seq_length`."""
+  with open(SAMPLE_TEXT, encoding="utf-8") as f:
+    lines = [line.strip() for line in f if line.strip()]
+  pieces = tokenizer.tokenize(lines)
+  fitting = [line for line, ids in zip(lines, pieces) if len(ids) <= seq_length - 2]
+  return (fitting * (count // max(len(fitting), 1) + 1))[:count]
+
+
+def our_server(config, labels, seq_length, directory):
+  """Our tagging SavedModel's tag_text, saved and loaded back."""
+  model, _ = ours(config, len(labels))
+  ids = tf.zeros([1, seq_length], tf.int32)
+  model(dict(input_word_ids=ids, input_mask=tf.ones_like(ids), input_type_ids=ids))
+  module = TaggingServingModule(model, labels, TextPreprocessor(SAMPLE_VOCAB, True,
+                                                                seq_length))
+  path = save(module, os.path.join(directory, "tagging"), module.signatures())
+  tag_text = tf.saved_model.load(path).signatures["tag_text"]
+  return lambda sentences: tag_text(text=tf.constant(sentences))["tags"].numpy()
+
+
+def their_server(config, labels):
+  """transformers: fast tokenizer, TF model, first-piece tags per word."""
+  tokenizer = transformers.BertTokenizerFast(vocab_file=SAMPLE_VOCAB, do_lower_case=True)
+  model, _ = theirs(config, len(labels))
+  logits = tf.function(lambda ids, mask: model(input_ids=ids, attention_mask=mask,
+                                               training=False).logits)
+  names = np.array(labels)
+
+  def tag(sentences):
+    encoded = tokenizer(sentences, padding=True, return_tensors="np")
+    probabilities = tf.nn.softmax(logits(tf.constant(encoded["input_ids"], tf.int32),
+                                         tf.constant(encoded["attention_mask"], tf.int32)))
+    best = tf.argmax(probabilities, -1).numpy()
+    tags = []
+    for row in range(len(sentences)):
+      seen, row_tags = set(), []
+      for position, word in enumerate(encoded.word_ids(row)):
+        if word is not None and word not in seen:
+          seen.add(word)
+          row_tags.append(names[best[row, position]])
+      tags.append(row_tags)
+    return tags
+
+  return tag
+
+
+def time_serving(config, num_labels):
+  """Sentences/s of both servers, timed in turns like the training steps."""
+  labels = [f"T{index}" for index in range(num_labels)]
+  sentences = serving_sentences(make_tokenizer(SAMPLE_VOCAB), FLAGS.seq_length,
+                                FLAGS.serving_batch_size)
+  with tempfile.TemporaryDirectory() as directory:
+    servers = dict(ours=our_server(config, labels, FLAGS.seq_length, directory),
+                   transformers=their_server(config, labels))
+    runs = {name: (lambda steps, serve=serve: [serve(sentences) for _ in range(steps)])
+            for name, serve in servers.items()}
+    times = step_timing.time_in_turns(runs, FLAGS.steps, FLAGS.rounds)
+  for name, figures in times.items():
+    print(json.dumps(dict(
+        serving=name, size=FLAGS.size, batch_size=len(sentences),
+        sentences_per_s=round(statistics.median(
+            FLAGS.steps * len(sentences) / wall for wall in figures.wall), 1))), flush=True)
+  print(json.dumps(dict(ours_vs_transformers_serving_speed=round(step_timing.paired_ratio(
+      times["transformers"].wall, times["ours"].wall), 3))))
+
+
 def main(argv):
   del argv
   config = encoder_config(FLAGS.size, FLAGS.vocab_size)
@@ -136,6 +222,9 @@ def main(argv):
       ours_vs_transformers_speed=round(step_timing.paired_ratio(
           times["transformers"].wall, times["ours"].wall), 3),
       machine=step_timing.machine_description())))
+  if FLAGS.serving_batch_size:
+    time_serving(encoder_config(FLAGS.size, make_tokenizer(SAMPLE_VOCAB).vocab_size),
+                 FLAGS.num_labels)
 
 
 if __name__ == "__main__":
