@@ -59,8 +59,9 @@ flags.DEFINE_integer("steps", 3, "Steps per model per round.")
 flags.DEFINE_integer("rounds", 3, "Timed rounds.")
 flags.DEFINE_integer("serving_batch_size", 32, "Sentences per serving call (0: no serving).")
 
-SAMPLE_TEXT = "data/sample/kjv_tiny.txt"
-SAMPLE_VOCAB = "data/sample/vocab.txt"
+REPO_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+SAMPLE_TEXT = os.path.join(REPO_ROOT, "data", "sample", "kjv_tiny.txt")
+SAMPLE_VOCAB = os.path.join(REPO_ROOT, "data", "sample", "vocab.txt")
 
 
 def tagging_loss(logits, label_ids):
