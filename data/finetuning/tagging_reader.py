@@ -74,7 +74,7 @@ def read_conll(path: str, scheme: str, tag_column: int = -1) -> List[TaggedSente
   def end_sentence():
     if words:
       sentences.append(TaggedSentence(tuple(words), tuple(tags), tuple(lines)))
-      words.clear(), tags.clear(), lines.clear()
+      del words[:], tags[:], lines[:]
 
   for number, line in _open_lines(path):
     if not line.strip():

@@ -6,13 +6,11 @@ import os
 import subprocess
 import sys
 
-import numpy as np
 import pytest
 import tensorflow as tf
 
 from data.finetuning import create_records as cfd
 from data.finetuning.tagging_features import encode_sentences
-from data.finetuning.tagging_reader import read_conll
 from data.finetuning.tagging_reader import TaggedSentence
 from data.user_error import UserError
 from tests.kit.finetuning import tokenizer as make_tokenizer
