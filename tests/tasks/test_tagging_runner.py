@@ -7,6 +7,8 @@ import os
 import subprocess
 import sys
 
+import pytest
+
 from tests.kit.paths import FINETUNING_TESTDATA
 from tests.kit.paths import FINETUNING_VOCAB
 from tests.kit.paths import REPO_ROOT
@@ -21,6 +23,7 @@ def _run(*args):
   return result.stdout
 
 
+@pytest.mark.slow  # three programs in subprocesses
 def test_records_from_conll_then_train_and_eval_reports_span_f1_per_type(tmp_path):
   records, model_dir = tmp_path / "records", tmp_path / "tagger"
   printed = _run("-m", "data.create_finetuning_data", "--task=tagging",
