@@ -15,7 +15,18 @@ The GLUE tasks are presets of the same reader:
       --vocab_file=vocab.txt --output_dir=/tmp/mnli --max_seq_length=128
   python -m data.create_finetuning_data --task=cola --source=tfds ...   # prepared glue/cola
 
-and SQuAD reads the official pair (train-v1.1.json + dev-v1.1.json, or v2.0) in --input_dir,
+Token tagging (NER, chunking, POS) reads CoNLL column files (a word a line, the tag in
+--tag_column, default the last; a blank line between sentences) or JSON lines
+{"tokens": [...], "tags": [...]} (.jsonl / .json):
+
+  python -m data.create_finetuning_data --task=tagging --train_file=eng.train \
+      --dev_file=eng.testa [--test_file=eng.testb] --tag_scheme=iob1 \
+      --vocab_file=vocab.txt --output_dir=/tmp/ner --max_seq_length=128
+
+(labels from --labels or the training file; a sentence longer than --max_seq_length becomes
+several windows, and the count of such sentences is printed).
+
+SQuAD reads the official pair (train-v1.1.json + dev-v1.1.json, or v2.0) in --input_dir,
 or any SQuAD-format pair given as --train_file / --dev_file:
 
   python -m data.create_finetuning_data --task=squad_v2 --input_dir=squad \
@@ -23,7 +34,9 @@ or any SQuAD-format pair given as --train_file / --dev_file:
 
 Every input file is read and checked before anything is written: a missing file, a missing
 column, an empty text, a label the training file does not have or a malformed SQuAD question
-stops the job with one line naming the file and line (or question id). Tokenises with the
+stops the job with one line naming the file and line (or question id); so do, for tagging,
+a line whose column count differs from the file's, tokens and tags of unequal length, an empty
+tag, a tag outside --labels or --tag_scheme, and an empty file. Tokenises with the
 pretraining WordPiece tokenizer (tensorflow-text).
 
 Writes to --output_dir: `<split>.tf_record` per split (train, the dev split(s), the test
@@ -40,19 +53,25 @@ from absl import flags
 from data import tokenization
 from data.finetuning import create_records
 from data.finetuning.create_records import SQUAD_VERSIONS
+from data.finetuning.create_records import TAGGING_TASK
 from data.finetuning.glue_tasks import GLUE_TASKS
 from data.finetuning.sentence_task import CLASSIFICATION_TASK
+from data.finetuning.tagging_schemes import TAG_SCHEMES
 from data.tokenization import make_tokenizer
 
 FLAGS = flags.FLAGS
 _CLASSIFICATION_FLAGS = ("test_file", "text_columns", "label_column", "labels", "regression")
+_TAGGING_FLAGS = ("test_file", "labels", "tag_scheme", "tag_column", "tokens_field",
+                  "tags_field")
 
 
 def define_flags():
   """Defines the command-line flags (absl)."""
   flags.DEFINE_enum("task", None,
-                    [CLASSIFICATION_TASK] + sorted(GLUE_TASKS) + sorted(SQUAD_VERSIONS),
-                    "classification (your own files), a GLUE task, or squad_v1 / squad_v2.")
+                    [CLASSIFICATION_TASK, TAGGING_TASK] + sorted(GLUE_TASKS) +
+                    sorted(SQUAD_VERSIONS),
+                    "classification (your own files), tagging (your own tagged words), a GLUE "
+                    "task, or squad_v1 / squad_v2.")
   flags.DEFINE_enum("source", "files", ["files", "tfds"],
                     "files: TSV/CSV/JSON files; tfds: prepared TFDS datasets (glue/<task>, "
                     "squad/v1.1, squad/v2.0).")
@@ -60,16 +79,24 @@ def define_flags():
                       "classification: a folder with train.<tsv|csv|jsonl>, dev.* and maybe "
                       "test.*; GLUE: the task's folder (e.g. glue_data/MNLI); SQuAD: the folder "
                       "with train-v1.1.json and dev-v1.1.json (or the v2.0 pair).")
-  flags.DEFINE_string("train_file", None, "classification, SQuAD: the training file.")
-  flags.DEFINE_string("dev_file", None, "classification, SQuAD: the evaluation file.")
-  flags.DEFINE_string("test_file", None, "classification: an unlabelled file to predict.")
+  flags.DEFINE_string("train_file", None, "classification, tagging, SQuAD: the training file.")
+  flags.DEFINE_string("dev_file", None, "classification, tagging, SQuAD: the evaluation file.")
+  flags.DEFINE_string("test_file", None, "classification: an unlabelled file to predict; "
+                      "tagging: a second labelled file, evaluated like dev.")
   flags.DEFINE_list("text_columns", ["sentence"],
                     "classification: the text column, or two (a pair), e.g. premise,hypothesis.")
   flags.DEFINE_string("label_column", "label", "classification: the label column.")
-  flags.DEFINE_list("labels", None, "classification: the label names in id order (default: "
-                    "the training file's, sorted).")
+  flags.DEFINE_list("labels", None, "classification, tagging: the label names in id order "
+                    "(default: the training file's, sorted; tagging: O first).")
   flags.DEFINE_bool("regression", False,
                     "classification: the label is a number to predict (a regression task).")
+  flags.DEFINE_enum("tag_scheme", "iob2", list(TAG_SCHEMES),
+                    "tagging: iob1 (CoNLL-2003's files), iob2 (BIO), iobes, or plain (a tag "
+                    "per word, no spans: POS).")
+  flags.DEFINE_integer("tag_column", -1, "tagging, CoNLL files: the tag's column from 0 "
+                       "(negative: from the end; default the last).")
+  flags.DEFINE_string("tokens_field", "tokens", "tagging, JSON lines: the words' field.")
+  flags.DEFINE_string("tags_field", "tags", "tagging, JSON lines: the tags' field.")
   flags.DEFINE_string("tfds_data_dir", None, "TFDS data directory (--source=tfds only).")
   flags.DEFINE_string("vocab_file", None, "The pretraining WordPiece vocab or SentencePiece model.")
   flags.DEFINE_bool("lower_case", tokenization.DEFAULT_LOWER_CASE,
@@ -84,8 +111,16 @@ def define_flags():
 def _check_flags():
   """Flags that do not fit the task or the source: app.UsageError naming them."""
   has_files = bool(FLAGS.input_dir or FLAGS.train_file or FLAGS.dev_file)
+  if FLAGS.task == TAGGING_TASK:
+    wrong = [name for name in _CLASSIFICATION_FLAGS + ("input_dir", "source")
+             if FLAGS[name].present and name not in _TAGGING_FLAGS]
+    if wrong:
+      raise app.UsageError(f"--{', --'.join(wrong)} not used by --task=tagging")
+    if not (FLAGS.train_file and FLAGS.dev_file):
+      raise app.UsageError("--task=tagging: give --train_file and --dev_file")
+    return
   if FLAGS.task != CLASSIFICATION_TASK:
-    wrong = [name for name in _CLASSIFICATION_FLAGS if FLAGS[name].present]
+    wrong = [name for name in _CLASSIFICATION_FLAGS + _TAGGING_FLAGS[2:] if FLAGS[name].present]
     if FLAGS.task in GLUE_TASKS:
       wrong += [name for name in ("train_file", "dev_file") if FLAGS[name].present]
     if wrong:
@@ -111,6 +146,16 @@ def main(argv):
       meta_data = create_records.create_classification_data(
           tokenizer, FLAGS.output_dir, FLAGS.max_seq_length, files, FLAGS.text_columns,
           FLAGS.label_column, FLAGS.labels, FLAGS.regression)
+    elif FLAGS.task == TAGGING_TASK:
+      files = {split: path for split, path in (("train", FLAGS.train_file),
+                                               ("dev", FLAGS.dev_file),
+                                               ("test", FLAGS.test_file)) if path}
+      meta_data = create_records.create_tagging_data(
+          tokenizer, FLAGS.output_dir, FLAGS.max_seq_length, files, FLAGS.tag_scheme,
+          FLAGS.labels, FLAGS.tag_column, FLAGS.tokens_field, FLAGS.tags_field)
+      for split, count in meta_data["num_sentences"].items():
+        print(f"{split}: {count} sentences, {meta_data['num_split_sentences'][split]} split "
+              "into windows", flush=True)
     elif FLAGS.task in SQUAD_VERSIONS:
       meta_data = create_records.create_squad_data(
           FLAGS.task, tokenizer, FLAGS.output_dir, FLAGS.max_seq_length, FLAGS.doc_stride,

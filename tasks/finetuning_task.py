@@ -32,6 +32,8 @@ from data.finetuning.finetuning_records import batch_for_replicas
 from data.finetuning.finetuning_records import read_records
 from data.user_error import UserError
 from modeling.layers.encoder_config import EncoderConfig
+from modeling.models.model_parts import ELECTRA_MODEL
+from modeling.models.model_parts import model_parts
 from tasks.protocol import StepResult
 
 
@@ -165,6 +167,24 @@ class FinetuningTask(abc.ABC):
   def compute_losses(self, batch: Mapping[str, tf.Tensor],
                      outputs: Mapping[str, tf.Tensor]) -> StepResult:
     """Loss (and training metric updates) of one per-replica batch, in float32."""
+
+  # -------------------------------------------------------------- transformers export
+  def hf_labels(self) -> Sequence[str]:
+    """Label names by id, for `export_hf`'s config.json (id2label, label2id); () for none.
+    A task with a `labels` attribute (TaggingTask) gives those."""
+    return tuple(getattr(self, "labels", None) or ())
+
+  def hf_head_advice(self) -> str:
+    """Why this task's model has no transformers class, and which option gives one."""
+    return (f"{type(self).__name__}'s head has no transformers class; export a SavedModel "
+            "with --mode=export instead")
+
+  def hf_export_refusal(self, model: tf_keras.Model) -> Optional[str]:
+    """None when `export_hf` writes the model as a transformers class with its head
+    (modeling/models/model_parts.py); else the one line that refuses the export."""
+    if model_parts(model)[0].architecture != ELECTRA_MODEL:
+      return None
+    return f"--mode=export_hf: {self.hf_head_advice()}"
 
   # -------------------------------------------------------------- evaluation
   @abc.abstractmethod

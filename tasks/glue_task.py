@@ -4,7 +4,11 @@ The task's columns, labels and metrics come from the records' meta data: a GLUE 
 (data/finetuning/glue_tasks.py) or the spec `create_finetuning_data --task=classification`
 wrote there (data/finetuning/sentence_task.py), so the number of classes is never configured
 by hand.
-Model: the encoder's [CLS] vector -> dropout -> dense (ELECTRA's head); one output for a score.
+Model: the encoder's [CLS] vector -> dropout -> dense (ELECTRA's head, `head = 'paper'`; over
+BERT's pooler when the encoder has one, TransformerEncoder.output_pooler), or transformers'
+ELECTRA head (`head = 'transformers'`: dropout, dense + GELU, dropout, dense); one output for
+a score. `--mode=export_hf` writes ElectraForSequenceClassification for 'transformers' and
+BertForSequenceClassification for 'paper' over a pooler, and refuses 'paper' without one.
 Loss: softmax cross-entropy, or mean squared error for a score, averaged over the global batch.
 Evaluation: the task's metrics on every dev split (tasks/glue_metrics.py), each dev split's
 predictions with label names (`dev_predictions.tsv`, when there is a predictions_dir) and,
@@ -22,6 +26,7 @@ from data.finetuning.glue_tasks import GLUE_TASKS
 from data.finetuning.sentence_task import CLASSIFICATION_TASK
 from data.finetuning.sentence_task import spec_from_meta_data
 from data.user_error import UserError
+from modeling.heads.hidden_layer_classification_head import HiddenLayerClassificationHead
 from modeling.heads.sentence_prediction_head import SentencePredictionHead
 from modeling.layers.encoder_config import EncoderConfig
 from modeling.layers.transformer_encoder import TransformerEncoder
@@ -34,6 +39,9 @@ from tasks.glue_submission import write_submission
 from tasks.protocol import SavedModelExport
 from tasks.protocol import SENTENCE_PREDICTION
 from tasks.protocol import StepResult
+
+# GlueTask.head: ELECTRA's GLUE head, or transformers' ElectraForSequenceClassification head.
+GLUE_HEADS = ("paper", "transformers")
 
 
 @gin.configurable
@@ -52,6 +60,9 @@ class GlueTask(FinetuningTask):
     write_test_predictions: also predict the test splits at every evaluation and write their
       files (GLUE's leaderboard names, CoLA.tsv, MNLI-m.tsv, ...; else
       `test_predictions.tsv`) to predictions_dir.
+    head: 'paper' (ELECTRA's: [CLS], dropout, dense; BERT's over an encoder with a pooler)
+      or 'transformers' (ElectraForSequenceClassification's: dropout, dense + GELU, dropout,
+      dense), which `--mode=export_hf` writes exactly (docs/finetune.md, which to choose).
 
   Metrics (0-100): see tasks/glue_metrics.py; MNLI's carry the split as a suffix
   (`accuracy_dev_matched`, `accuracy_dev_mismatched`).
@@ -60,7 +71,7 @@ class GlueTask(FinetuningTask):
   def __init__(self, encoder: EncoderConfig, data: FinetuningData, task_name: str,
                seed: int = 0, layerwise_lr_decay: float = 0.8,
                electra_off_by_one: bool = False, predictions_dir: str = "",
-               write_test_predictions: bool = False):
+               write_test_predictions: bool = False, head: str = "paper"):
     super().__init__(encoder, data, seed=seed, layerwise_lr_decay=layerwise_lr_decay,
                      electra_off_by_one=electra_off_by_one, predictions_dir=predictions_dir)
     if task_name not in GLUE_TASKS and task_name != CLASSIFICATION_TASK:
@@ -71,6 +82,9 @@ class GlueTask(FinetuningTask):
                        f"{task_name!r}")
     if write_test_predictions and not predictions_dir:
       raise UserError("write_test_predictions needs a predictions_dir")
+    if head not in GLUE_HEADS:
+      raise UserError(f"GlueTask.head = {head!r}; choose one of {list(GLUE_HEADS)}")
+    self.head = head
     self.spec = spec_from_meta_data(self.meta_data, GLUE_TASKS)
     self.write_test_predictions = write_test_predictions
 
@@ -87,14 +101,33 @@ class GlueTask(FinetuningTask):
 
   def build_model(self) -> tf_keras.Model:
     config = self.encoder_config
-    head = SentencePredictionHead(self.spec.num_classes, dropout_rate=config.dropout_rate,
-                                  initializer_range=config.initializer_range, name="head")
+    if self.head == "transformers":
+      head = HiddenLayerClassificationHead(
+          self.spec.num_classes, hidden_size=config.hidden_size,
+          dropout_rate=config.dropout_rate, initializer_range=config.initializer_range,
+          name="head")
+    else:
+      head = SentencePredictionHead(self.spec.num_classes, dropout_rate=config.dropout_rate,
+                                    initializer_range=config.initializer_range, name="head")
     return SentencePredictionModel(TransformerEncoder(config, name="encoder"), head,
                                    name="sentence_prediction")
 
   def saved_model_export(self) -> SavedModelExport:
     """`glue_<task name>`: text in, scores out (training/serving/export_glue.py)."""
     return SavedModelExport(f"glue_{self.spec.name}", SENTENCE_PREDICTION, needs_vocab=True)
+
+  def hf_labels(self) -> Sequence[str]:
+    return tuple(self.spec.labels)
+
+  def hf_head_advice(self) -> str:
+    if self.head == "transformers":
+      return ("GlueTask.head = 'transformers' over an encoder with a pooler "
+              "(TransformerEncoder.output_pooler = True) has no transformers class: train it "
+              "without the pooler for ElectraForSequenceClassification")
+    return ("GlueTask.head = 'paper' (ELECTRA's head: [CLS], dropout, dense) has no "
+            "transformers class: train with GlueTask.head = 'transformers' for "
+            "ElectraForSequenceClassification, or with TransformerEncoder.output_pooler = True "
+            "for BertForSequenceClassification")
 
   def build_metrics(self) -> Dict[str, tf_keras.metrics.Metric]:
     """Training accuracy (0-100, like the evaluation metrics) for classification tasks."""

@@ -1,8 +1,12 @@
-"""SQuAD v1.1 / v2.0 with XLNet's joint span head, as ELECTRA fine-tuned it.
+"""SQuAD v1.1 / v2.0 with XLNet's joint span head, as ELECTRA fine-tuned it, or transformers'.
 
-Model: the encoder's sequence output -> JointSpanHead (start logits; end logits given the
-start; beam search at inference; answerability classifier for v2.0).
-Loss: (CE(start) + CE(end)) / 2 + 0.5 * BCE(answerability), averaged over the global batch.
+Model: the encoder's sequence output -> JointSpanHead (`head = 'joint_span'`: start logits;
+end logits given the start; beam search at inference; answerability classifier for v2.0), or
+SpanEndpointsHead (`head = 'transformers'`: one dense to independent start and end logits,
+BERT's and transformers' *ForQuestionAnswering; v2.0's no-answer odds are BERT's null score
+against the best span), which `--mode=export_hf` writes as ElectraForQuestionAnswering.
+Loss: (CE(start) + CE(end)) / 2, + 0.5 * BCE(answerability) with the joint span head's v2.0
+classifier, averaged over the global batch.
 Evaluation: n-best post-processing of the beam, official EM/F1 (0-100; HasAns/NoAns and a
 dev-tuned no-answer threshold for v2.0), and predictions.json / nbest_predictions.json /
 null_odds.json in predictions_dir.
@@ -19,8 +23,9 @@ from data.finetuning import squad_features
 from data.finetuning import squad_reader
 from data.finetuning.create_records import SQUAD_VERSIONS
 from data.user_error import UserError
-from modeling.heads.joint_span_head import JointSpanHead
 from modeling.heads.joint_span_head import joint_span_loss
+from modeling.heads.joint_span_head import JointSpanHead
+from modeling.heads.span_endpoints_head import SpanEndpointsHead
 from modeling.layers.encoder_config import EncoderConfig
 from modeling.layers.transformer_encoder import TransformerEncoder
 from modeling.losses.pretraining_losses import weighted_mean
@@ -32,6 +37,9 @@ from tasks.finetuning_task import FinetuningTask
 from tasks.protocol import QUESTION_ANSWERING
 from tasks.protocol import SavedModelExport
 from tasks.protocol import StepResult
+
+# SquadTask.head: XLNet's joint span head (ELECTRA's), or transformers' independent one.
+SQUAD_HEADS = ("joint_span", "transformers")
 
 
 @gin.configurable
@@ -52,6 +60,9 @@ class SquadTask(FinetuningTask):
     max_answer_length: longest answer in word pieces (ELECTRA: 30).
     null_threshold: v2.0: answer "" when the null log-odds exceed this; None tunes it on the
       evaluated set (the dev-set F1 optimum) and reports it as `null_threshold`.
+    head: 'joint_span' (ELECTRA's; head_inner_size and answerability_weight apply) or
+      'transformers' (one dense to start and end logits; `--mode=export_hf` writes it as
+      ElectraForQuestionAnswering; docs/finetune.md, which to choose).
 
   Metrics (0-100): v1.1 `exact_match`, `f1`; v2.0 `exact`, `f1`, `HasAns_exact`,
   `HasAns_f1`, `NoAns_exact`, `NoAns_f1`, plus `null_threshold`.
@@ -61,7 +72,8 @@ class SquadTask(FinetuningTask):
                layerwise_lr_decay: float = 0.8, electra_off_by_one: bool = False,
                predictions_dir: str = "", head_inner_size: int = 512, beam_size: int = 20,
                answerability_weight: float = 0.5, n_best_size: int = 20,
-               max_answer_length: int = 30, null_threshold: Optional[float] = None):
+               max_answer_length: int = 30, null_threshold: Optional[float] = None,
+               head: str = "joint_span"):
     super().__init__(encoder, data, seed=seed, layerwise_lr_decay=layerwise_lr_decay,
                      electra_off_by_one=electra_off_by_one, predictions_dir=predictions_dir)
     if self.meta_data["task"] not in SQUAD_VERSIONS:
@@ -69,6 +81,9 @@ class SquadTask(FinetuningTask):
     self.version_2 = self.meta_data["version"] == "v2.0"
     if null_threshold is not None and not self.version_2:
       raise UserError("null_threshold is for SQuAD v2.0")
+    if head not in SQUAD_HEADS:
+      raise UserError(f"SquadTask.head = {head!r}; choose one of {list(SQUAD_HEADS)}")
+    self.head = head
     self.head_inner_size = head_inner_size
     self.beam_size = beam_size
     self.answerability_weight = answerability_weight
@@ -94,6 +109,12 @@ class SquadTask(FinetuningTask):
 
   def build_model(self) -> tf_keras.Model:
     config = self.encoder_config
+    if self.head == "transformers":
+      return QuestionAnsweringModel(
+          TransformerEncoder(config, name="encoder"),
+          SpanEndpointsHead(beam_size=self.beam_size, with_answerability=self.version_2,
+                            initializer_range=config.initializer_range, name="head"),
+          name="question_answering")
     head = JointSpanHead(inner_size=self.head_inner_size, beam_size=self.beam_size,
                          with_answerability=self.version_2,
                          initializer_range=config.initializer_range, name="head")
@@ -104,10 +125,16 @@ class SquadTask(FinetuningTask):
     """`squad`: question and context in, answer spans out (training/serving/export_squad.py)."""
     return SavedModelExport("squad", QUESTION_ANSWERING, needs_vocab=True)
 
+  def hf_head_advice(self) -> str:
+    return ("SquadTask.head = 'joint_span' (XLNet's joint span head, ELECTRA's) has no "
+            "transformers class: train with SquadTask.head = 'transformers' for "
+            "ElectraForQuestionAnswering")
+
   def compute_losses(self, batch: Mapping[str, tf.Tensor],
                      outputs: Mapping[str, tf.Tensor]) -> StepResult:
     per_window = joint_span_loss(outputs, batch["start_positions"], batch["end_positions"],
-                                 batch["is_impossible"], self.answerability_weight)
+                                 batch["is_impossible"],
+                                 self.answerability_weight if self.head == "joint_span" else 0.0)
     loss = weighted_mean(per_window, tf.ones_like(per_window))
     return StepResult(total_loss=loss, losses=dict(total_loss=loss), metric_updates={})
 

@@ -232,6 +232,11 @@ def _run(mode: str, model_dir: str, task: Task, checkpoint_path: str,
 
   with strategy.scope():
     model = task.build_model()
+    # A fine-tuned head transformers has no class for is refused before anything is read.
+    refusal = (getattr(task, "hf_export_refusal", lambda model: None)(model)
+               if mode == "export_hf" else None)
+    if refusal:
+      raise UserError(refusal)
     # eval and export restore only the optimizer's step: no schedule to check.
     optimizer = precision.with_loss_scaling(
         create_optimizer(config.train_steps if training else None), runtime.precision)
@@ -306,8 +311,9 @@ def _run(mode: str, model_dir: str, task: Task, checkpoint_path: str,
   if mode == "export_hf":
     output_dir = os.path.join(model_dir, "export", "hf", str(int(optimizer.iterations.numpy())))
     vocab = export_vocab(task, ExportConfig(), model_dir)
+    labels = getattr(task, "hf_labels", tuple)()
     # Written anew: an export of this step before is replaced whole, no stale file kept.
-    names = write_anew(output_dir, lambda staging: export_hf(model, staging, vocab))
+    names = write_anew(output_dir, lambda staging: export_hf(model, staging, vocab, labels))
     for name in names:
       print(f"exported {name} (HuggingFace transformers) to {os.path.join(output_dir, name)}",
             flush=True)

@@ -17,15 +17,22 @@ from data.finetuning import sentence_reader
 from data.finetuning import squad_features
 from data.finetuning import squad_reader
 from data.finetuning import table_files
+from data.finetuning import tagging_features
+from data.finetuning import tagging_reader
 from data.finetuning.finetuning_records import write_tfrecord
 from data.finetuning.glue_tasks import GLUE_TASKS
 from data.finetuning.sentence_task import CLASSIFICATION_TASK
 from data.finetuning.sentence_task import SentenceTaskSpec
 from data.finetuning.sentence_task import spec_to_meta_data
+from data.finetuning.tagging_schemes import order_labels
+from data.finetuning.tagging_schemes import tag_problem
+from data.finetuning.tagging_schemes import TAG_SCHEMES
 from data.tokenization import Tokenizer
+from data.user_error import MissingFileError
 from data.user_error import UserError
 
 SQUAD_VERSIONS = {"squad_v1": "v1.1", "squad_v2": "v2.0"}
+TAGGING_TASK = "tagging"
 META_DATA_FILE = "meta_data.json"
 SQUAD_EVAL_EXAMPLES_FILE = "dev.json"
 
@@ -267,5 +274,81 @@ def create_squad_data(task: str, tokenizer: Tokenizer, output_dir: str,
                    eval_examples_file=SQUAD_EVAL_EXAMPLES_FILE,
                    vocab_file=tokenizer.vocab_file, lower_case=tokenizer.lower_case,
                    tokenizer=tokenizer.kind)
+  _write_meta_data(output_dir, meta_data)
+  return meta_data
+
+
+def create_tagging_data(tokenizer: Tokenizer, output_dir: str, max_seq_length: int,
+                        files: Dict[str, str], tag_scheme: str = "iob2",
+                        labels: Optional[Sequence[str]] = None, tag_column: int = -1,
+                        tokens_field: str = "tokens", tags_field: str = "tags"
+                        ) -> Dict[str, Any]:
+  """Writes the windows and meta data of a token-tagging task (NER, chunking, POS).
+
+  Args:
+    tokenizer: the pretraining tokenizer.
+    output_dir: where to write.
+    max_seq_length: window length in word pieces (longer sentences take several windows:
+      data/finetuning/tagging_features.py).
+    files: split -> path: "train", "dev" and optionally "test" (labelled, evaluated like
+      dev). A .jsonl / .json file is read as JSON lines, any other as CoNLL columns
+      (data/finetuning/tagging_reader.py).
+    tag_scheme: one of TAG_SCHEMES.
+    labels: the tags in id order; None infers them from the training file ("O" first, the
+      rest sorted).
+    tag_column: CoNLL files: the tag's column (default the last).
+    tokens_field, tags_field: JSON lines: the fields of the words and their tags.
+
+  Returns:
+    The meta data written: task "tagging", labels, tag_scheme, max_seq_length, num_records
+    (windows per split), num_sentences and num_split_sentences (sentences that took more
+    than one window) per split, eval_splits, test_splits (none), the tokenizer's fields.
+
+  Raises:
+    UserError: a bad file, line or tag (naming the file and line), before anything is
+      written.
+  """
+  if tag_scheme not in TAG_SCHEMES:
+    raise UserError(f"--tag_scheme={tag_scheme}: choose one of {', '.join(TAG_SCHEMES)}")
+  declared = bool(labels)
+  if declared:
+    if len(set(labels)) != len(labels):
+      raise UserError(f"--labels={','.join(labels)} names a tag twice")
+    for label in labels:
+      problem = tag_problem(label, tag_scheme)
+      if problem:
+        raise UserError(f"--labels: {problem}")
+  for split, path in files.items():
+    if not tf.io.gfile.exists(path):
+      raise MissingFileError(f"--{split}_file={path}: no such file")
+  sentences = {split: tagging_reader.read_tagged_file(path, tag_scheme, tag_column,
+                                                      tokens_field, tags_field, labels)
+               for split, path in files.items()}
+  if not declared:
+    labels = order_labels([tag for sentence in sentences["train"] for tag in sentence.tags])
+    logging.info("%d tags from %s: %s", len(labels), files["train"], ", ".join(labels))
+    if len(labels) < 2:
+      raise UserError(f"{files['train']}: every word is tagged {labels[0]!r}; a tagger needs "
+                      "two or more tags")
+  for split, split_sentences in sentences.items():
+    tagging_reader.check_labels(split_sentences, labels, files[split], declared)
+  features, split_counts = {}, {}
+  for split, split_sentences in sentences.items():  # all encoded before any is written
+    features[split], split_counts[split] = tagging_features.encode_sentences(
+        split_sentences, labels, tokenizer, max_seq_length)
+  tf.io.gfile.makedirs(output_dir)
+  counts = {}
+  for split in sentences:
+    counts[split] = write_tfrecord(os.path.join(output_dir, f"{split}.tf_record"),
+                                   features[split])
+    logging.info("tagging %s: %d sentences (%d split into windows), %d windows", split,
+                 len(sentences[split]), split_counts[split], counts[split])
+  meta_data = dict(task=TAGGING_TASK, labels=list(labels), tag_scheme=tag_scheme,
+                   max_seq_length=max_seq_length, num_records=counts,
+                   num_sentences={split: len(value) for split, value in sentences.items()},
+                   num_split_sentences=split_counts,
+                   eval_splits=[split for split in ("dev", "test") if split in files],
+                   test_splits=[], vocab_file=tokenizer.vocab_file,
+                   lower_case=tokenizer.lower_case, tokenizer=tokenizer.kind)
   _write_meta_data(output_dir, meta_data)
   return meta_data

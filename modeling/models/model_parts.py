@@ -12,11 +12,26 @@ first, as the transformers class each pair has the structure of:
 | ELECTRA, ELECTRA-HP, TEAMS         | generator     | ElectraForMaskedLM      |
 | a model naming no parts            | encoder       | ElectraModel            |
 
+Fine-tuning models (modeling/models/finetuning_models.py) name one part, the encoder with
+its task head, when transformers has a class of that structure:
+
+| fine-tuning model and head                           | part                    | architecture                      |
+| ---------------------------------------------------- | ----------------------- | --------------------------------- |
+| TokenClassificationModel                             | token_classification    | ElectraForTokenClassification     |
+| SentencePredictionModel, HiddenLayerClassificationHead | sequence_classification | ElectraForSequenceClassification |
+| SentencePredictionModel, encoder with BERT's pooler  | sequence_classification | BertForSequenceClassification     |
+| QuestionAnsweringModel, SpanEndpointsHead            | question_answering      | ElectraForQuestionAnswering       |
+
+ELECTRA's classes compute a BERT-shaped encoder (embedding_size == hidden_size) exactly too:
+ElectraModel then has no embedding projection and is BertModel's computation. ELECTRA's own
+GLUE head ([CLS], dropout, dense, no pooler) and XLNet's joint span head have no transformers
+class: such a model names no parts and `export_hf` of its run is refused by the task.
+
 TEAMS' MWS head and SCRIPT's head are masked-LM heads over the tied word table, the
 structure of ElectraForMaskedLM's generator head. ELECTRA-HP's sampling head and TEAMS' RTD
-branch have no transformers counterpart and stay in our checkpoints only. A fine-tuning
-model names none: its `encoder` alone is the part. training/hf/hf_parts.py writes and reads
-the parts.
+branch have no transformers counterpart and stay in our checkpoints only. A model that names
+no parts (`exported_parts()` missing or empty) has its `encoder` alone as the part.
+training/hf/hf_parts.py writes and reads the parts.
 """
 import dataclasses
 from typing import List, Optional
@@ -28,6 +43,10 @@ ELECTRA_FOR_MASKED_LM = "ElectraForMaskedLM"
 ELECTRA_MODEL = "ElectraModel"
 BERT_FOR_MASKED_LM = "BertForMaskedLM"
 BERT_MODEL = "BertModel"
+ELECTRA_FOR_TOKEN_CLASSIFICATION = "ElectraForTokenClassification"
+ELECTRA_FOR_SEQUENCE_CLASSIFICATION = "ElectraForSequenceClassification"
+BERT_FOR_SEQUENCE_CLASSIFICATION = "BertForSequenceClassification"
+ELECTRA_FOR_QUESTION_ANSWERING = "ElectraForQuestionAnswering"
 
 
 @dataclasses.dataclass(frozen=True)
@@ -47,8 +66,7 @@ class ModelPart:
 
 
 def model_parts(model: tf_keras.Model) -> List[ModelPart]:
-  """`model.exported_parts()`, or its `encoder` alone as an ElectraModel."""
+  """`model.exported_parts()`, or (none named) its `encoder` alone as an ElectraModel."""
   exported_parts = getattr(model, "exported_parts", None)
-  if exported_parts is None:
-    return [ModelPart("encoder", ELECTRA_MODEL, model.encoder)]
-  return exported_parts()
+  parts = exported_parts() if exported_parts is not None else []
+  return parts or [ModelPart("encoder", ELECTRA_MODEL, model.encoder)]

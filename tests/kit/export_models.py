@@ -1,4 +1,5 @@
-"""Tiny tasks and models (random weights) for the export tests: SCRIPT, GLUE MRPC, SQuAD v2.
+"""Tiny tasks and models (random weights) for the export tests: SCRIPT, GLUE MRPC, SQuAD v2,
+a tagger.
 
 The encoder is `tiny_encoder` over the data/sample vocabulary with 64 positions (SCRIPT's
 with T5 relative positions too, so the encoder and Hub exports carry them); inputs are
@@ -9,6 +10,9 @@ import os
 
 import tensorflow as tf
 
+from modeling.heads.token_classification_head import TokenClassificationHead
+from modeling.layers.transformer_encoder import TransformerEncoder
+from modeling.models.finetuning_models import TokenClassificationModel
 from modeling.models.script import ScriptPretrainer
 from tasks.finetuning_task import FinetuningData
 from tasks.glue_task import GlueTask
@@ -21,6 +25,7 @@ from tests.kit.paths import SAMPLE_VOCAB as VOCAB_FILE
 
 SEQ = 32
 MAX_QUERY_LENGTH = 8
+TAGS = ("O", "B-PER", "I-PER", "B-LOC", "I-LOC")
 
 
 def _encoder(**overrides):
@@ -51,11 +56,27 @@ def glue_task(tmp_dir, task_name="mrpc"):
   return GlueTask(_encoder(), data, task_name=task_name, seed=2)
 
 
-def squad_task(tmp_dir):
+def squad_task(tmp_dir, head="joint_span"):
+  """SQuAD v2.0 with the joint span head or `head`."""
   data = write_meta_data(os.path.join(tmp_dir, "squad"), task="squad_v2", version="v2.0",
                          doc_stride=128, max_query_length=MAX_QUERY_LENGTH)
   return SquadTask(_encoder(), data, seed=3, head_inner_size=16, beam_size=5,
-                   max_answer_length=6, null_threshold=1e9)
+                   max_answer_length=6, null_threshold=1e9, head=head)
+
+
+def tagging_model(num_labels=len(TAGS), seed=4):
+  """A built TokenClassificationModel over `_encoder()`, its weights scrambled so that the
+  tags vary from word to word."""
+  generator = tf.random.Generator.from_seed(seed)
+  model = TokenClassificationModel(
+      TransformerEncoder(_encoder(), name="encoder"),
+      TokenClassificationHead(num_labels, dropout_rate=0.0, name="head"),
+      name="token_classification")
+  ids = tf.zeros([1, SEQ], tf.int32)
+  model(dict(input_word_ids=ids, input_mask=tf.ones_like(ids), input_type_ids=ids))
+  for variable in model.head.weights:
+    variable.assign(generator.normal(variable.shape, stddev=1.0))
+  return model
 
 
 def built_model(task):

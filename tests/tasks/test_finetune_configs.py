@@ -85,3 +85,20 @@ def test_the_teams_glue_preset_builds_a_task_without_layerwise_decay(tmp_path):
   task = _tiny_rte_task(tmp_path, "teams_glue_small.gin")
   assert (task.spec.name, task.layerwise_lr_decay, task.data.train_batch_size) == ("rte", 1.0, 1)
   assert TrainerConfig().train_steps == 10  # 2 training records x 5 epochs at batch 1
+
+
+def test_the_tagging_presets_parse_and_the_chunk_preset_carries_electras_settings():
+  official_runner.parse_config([os.path.join(CONFIGS, "tagging.gin")], [])
+  assert gin.query_parameter("create_optimizer.learning_rate") == 3e-4  # base.gin's Table 6
+  assert gin.query_parameter("finetuning_steps.epochs") == 3
+  gin.clear_config()
+  official_runner.parse_config([os.path.join(CONFIGS, "tagging_chunk.gin")], [])
+  # google-research/electra's configure_finetuning.py and model/optimization.py.
+  assert gin.query_parameter("create_optimizer.learning_rate") == 1e-4
+  assert gin.query_parameter("create_optimizer.weight_decay_rate") == 0.01
+  assert gin.query_parameter("%layerwise_lr_decay") == 0.8
+  assert gin.query_parameter("%train_batch_size") == 32
+  assert gin.query_parameter("finetuning_steps.epochs") == 3
+  assert gin.query_parameter("warmup/finetuning_steps.fraction") == 0.1
+  assert gin.query_parameter("TaggingTask.electra_off_by_one") is True
+  assert gin.query_parameter("TaggingTask.head_dropout_rate") == 0.0

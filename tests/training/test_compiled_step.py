@@ -26,16 +26,18 @@ from tasks.glue_task import GlueTask
 from tasks.pretraining_task import PretrainingData
 from tasks.replace_mlm_pretraining import ReplaceMlmPretrainingTask
 from tasks.script_pretraining import ScriptPretrainingTask
+from tasks.tagging_task import TaggingTask
 from tasks.teams_pretraining import TeamsPretrainingTask
 from tasks.two_stage_electra_pretraining import TwoStageElectraPretrainingTask
 from tests.kit.encoders import FINETUNING_VOCAB_SIZE
 from tests.kit.encoders import tiny_encoder
-from tests.kit.pretraining import pretraining_examples
 from tests.kit.pretraining import PREDICTIONS
+from tests.kit.pretraining import pretraining_examples
 from tests.kit.pretraining import SEQ
 from tests.kit.pretraining import VOCAB
 from tests.kit.trainers import pretraining_trainer as build_trainer
 from tests.tasks.test_glue_task import _sst2_like
+from tests.tasks.test_tagging_task import conll2003_records
 from training import precision
 from training.finetuning_trainer import FinetuningTrainer
 from training.optimization import create_optimizer
@@ -75,6 +77,18 @@ def _task(objective, relative_position="none"):
   return ScriptPretrainingTask(encoder, data, seed=3)
 
 
+def _finetuning_task(kind, tmp_path):
+  """A GLUE (SST-2-like) or tagging (CoNLL-2003 layout, 2 to 7 labelled pieces a sentence:
+  micro-batches normalised by their own counts would differ) task, batch 4."""
+  if kind == "tagging":
+    data = FinetuningData(conll2003_records(tmp_path), train_batch_size=4, eval_batch_size=4)
+    return TaggingTask(tiny_encoder(FINETUNING_VOCAB_SIZE), data, seed=1,
+                       layerwise_lr_decay=0.5)
+  return GlueTask(tiny_encoder(FINETUNING_VOCAB_SIZE),
+                  FinetuningData(_sst2_like(tmp_path), train_batch_size=4, eval_batch_size=4),
+                  "sst2", seed=1, layerwise_lr_decay=0.5)
+
+
 def _step_losses(build, jit_compile, steps=STEPS):
   """Each step's outputs (losses, metrics) of a trainer that `build(jit_compile)` makes."""
   tf_keras.utils.set_random_seed(7)
@@ -111,10 +125,10 @@ def test_compiled_step_gives_the_uncompiled_losses(objective, optimizer, relativ
   _assert_same_losses(_step_losses(build, True), _step_losses(build, False))
 
 
-def test_compiled_finetuning_step_with_layerwise_decay_gives_the_uncompiled_losses(tmp_path):
-  task = GlueTask(tiny_encoder(FINETUNING_VOCAB_SIZE),
-                  FinetuningData(_sst2_like(tmp_path), train_batch_size=4, eval_batch_size=4),
-                  "sst2", seed=1, layerwise_lr_decay=0.5)
+@pytest.mark.parametrize("kind", ["glue", "tagging"])
+def test_compiled_finetuning_step_with_layerwise_decay_gives_the_uncompiled_losses(tmp_path,
+                                                                                  kind):
+  task = _finetuning_task(kind, tmp_path)
 
   def build(jit_compile):
     model = task.build_model()

@@ -14,14 +14,10 @@ import tensorflow as tf
 import tf_keras
 
 from data.user_error import UserError
-from tasks.finetuning_task import FinetuningData
-from tasks.glue_task import GlueTask
-from tests.kit.encoders import FINETUNING_VOCAB_SIZE
-from tests.kit.encoders import tiny_encoder
 from tests.kit.pretraining import pretraining_examples
 from tests.kit.trainers import finetuning_trainer
 from tests.kit.trainers import pretraining_trainer
-from tests.tasks.test_glue_task import _sst2_like
+from tests.training.test_compiled_step import _finetuning_task
 from tests.training.test_compiled_step import _task
 from training import precision
 from training.gradient_accumulation import whole_batch_denominators
@@ -125,13 +121,12 @@ def test_mixed_float16_accumulates_the_unscaled_gradients():
     precision.set_precision_policy("float32")
 
 
+@pytest.mark.parametrize("kind", ["glue", "tagging"])
 @pytest.mark.parametrize("replicas", [1, 2])
-def test_finetuning_with_layerwise_decay_accumulates_exactly(tmp_path, replicas, request):
+def test_finetuning_with_layerwise_decay_accumulates_exactly(tmp_path, replicas, kind, request):
   strategy = (request.getfixturevalue("two_replica_strategy") if replicas == 2
               else tf.distribute.get_strategy())
-  task = GlueTask(tiny_encoder(FINETUNING_VOCAB_SIZE),
-                  FinetuningData(_sst2_like(tmp_path), train_batch_size=4, eval_batch_size=4),
-                  "sst2", seed=1, layerwise_lr_decay=0.5)
+  task = _finetuning_task(kind, tmp_path)
   tf_keras.utils.set_random_seed(7)
   _assert_same_update(finetuning_trainer(task, learning_rate=0.5, strategy=strategy),
                       4 // replicas)

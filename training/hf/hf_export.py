@@ -2,7 +2,9 @@
 
 Each part (training/hf/hf_parts.py) becomes one folder that `<Architecture>.from_pretrained`
 loads with no missing or unexpected weights:
-  config.json              ElectraConfig / BertConfig fields, `architectures`
+  config.json              ElectraConfig / BertConfig fields, `architectures`; a fine-tuned
+                           classifier's `id2label`, `label2id` (and `problem_type:
+                           regression` for one output)
   model.safetensors        transformers' parameter names and PyTorch layouts, float32
   vocab.txt, tokenizer_config.json, special_tokens_map.json   (when a WordPiece vocab is known)
   spm.model, tokenizer.json, tokenizer_config.json, special_tokens_map.json   (a SentencePiece
@@ -10,10 +12,15 @@ loads with no missing or unexpected weights:
 
 The generator is written with its own copy of the tied embeddings, as transformers keeps
 generator and discriminator as two models.
+
+A fine-tuned model is one part, its encoder with its task head (token classification,
+sequence classification with transformers' head or BERT's pooler, question answering with
+transformers' head: modeling/models/model_parts.py); the runner refuses a fine-tuning run
+whose head transformers has no class for (the task's `hf_export_refusal`).
 """
 import json
 import os
-from typing import Dict, Optional
+from typing import Dict, Optional, Sequence
 
 from safetensors.numpy import save as safetensors_bytes
 import tensorflow as tf
@@ -56,6 +63,12 @@ def hf_config(part: HfPart) -> Dict:
     fields.update(embedding_size=config.embedding_size, summary_type="first",
                   summary_use_proj=True, summary_activation="gelu",
                   summary_last_dropout=0.1)
+  if part.num_labels is not None:
+    names = part.label_names()
+    fields.update(id2label={str(index): name for index, name in enumerate(names)},
+                  label2id={name: index for index, name in enumerate(names)})
+    if part.num_labels == 1:
+      fields.update(problem_type="regression")
   return fields
 
 
@@ -110,8 +123,16 @@ def export_part(part: HfPart, output_dir: str, vocab: Optional[RunVocab] = None)
   return output_dir
 
 
-def export_hf(model, output_dir: str, vocab: Optional[RunVocab] = None) -> Dict[str, str]:
+def export_hf(model, output_dir: str, vocab: Optional[RunVocab] = None,
+              labels: Sequence[str] = ()) -> Dict[str, str]:
   """Writes every part of a built model under `output_dir/<part name>/`.
+
+  Args:
+    model: the built model.
+    output_dir: the folder the parts' folders go in.
+    vocab: the vocab and casing to write tokenizer files for (None: none).
+    labels: a fine-tuned classifier's label names by id, for config.json's id2label and
+      label2id (empty: `LABEL_<id>`).
 
   Returns:
     part name -> folder written.
@@ -120,7 +141,7 @@ def export_hf(model, output_dir: str, vocab: Optional[RunVocab] = None) -> Dict[
     UserError: a part whose encoder adds a relative position bias, for which transformers'
       ELECTRA and BERT have no weights (nothing is written).
   """
-  parts = hf_parts(model)
+  parts = hf_parts(model, labels)
   for part in parts:
     if part.config.relative_position != "none":
       raise UserError(

@@ -17,6 +17,11 @@ The slot lists follow transformers' module trees:
                                    zeros for a head without output bias, TEAMS' MWS head)
   BertForMaskedLM                + `cls.predictions.transform.{dense,LayerNorm}.*`,
                                    `cls.predictions.bias` (decoder weight: the word table)
+  ElectraForTokenClassification  + `classifier.*`
+  ElectraForSequenceClassification + `classifier.{dense,out_proj}.*`
+  BertForSequenceClassification  + `bert.pooler.dense.*` (the encoder's tanh pooler),
+                                   `classifier.*`
+  ElectraForQuestionAnswering    + `qa_outputs.*` (start and end logits: [2, hidden])
 """
 import dataclasses
 from typing import Dict, List
@@ -180,3 +185,29 @@ def bert_mlm_head_slots(mlm_head) -> List[WeightSlot]:
   return (dense_slots(mlm_head.dense, "cls.predictions.transform.dense")
           + layer_norm_slots(mlm_head.layer_norm, "cls.predictions.transform.LayerNorm")
           + _output_bias_slots(mlm_head, BERT_MLM_BIAS))
+
+
+def token_classification_slots(head, encoder) -> List[WeightSlot]:
+  """TokenClassificationHead as *ForTokenClassification's `classifier`."""
+  del encoder
+  return dense_slots(head.dense, "classifier")
+
+
+def electra_sequence_classification_slots(head, encoder) -> List[WeightSlot]:
+  """HiddenLayerClassificationHead as ElectraForSequenceClassification's `classifier`."""
+  del encoder
+  return (dense_slots(head.dense, "classifier.dense")
+          + dense_slots(head.out_proj, "classifier.out_proj"))
+
+
+def bert_sequence_classification_slots(head, encoder) -> List[WeightSlot]:
+  """The encoder's pooler and a SentencePredictionHead as BertForSequenceClassification's
+  `bert.pooler.dense` and `classifier`."""
+  return dense_slots(encoder.pooler, "bert.pooler.dense") + dense_slots(head.dense,
+                                                                         "classifier")
+
+
+def question_answering_slots(head, encoder) -> List[WeightSlot]:
+  """SpanEndpointsHead as *ForQuestionAnswering's `qa_outputs`."""
+  del encoder
+  return dense_slots(head.qa_outputs, "qa_outputs")

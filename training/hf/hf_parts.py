@@ -5,11 +5,12 @@ Which parts a model has, and which transformers class each is, the model says
 BertForMaskedLM, ...); this module adds each architecture's model_type and head layout.
 """
 import dataclasses
-from typing import Callable, Dict, List, Optional
+from typing import Callable, Dict, List, Optional, Sequence
 
 import numpy as np
 
 from modeling.layers.encoder_config import EncoderConfig
+from modeling.models import model_parts as parts_of
 from modeling.models.model_parts import BERT_FOR_MASKED_LM
 from modeling.models.model_parts import BERT_MODEL
 from modeling.models.model_parts import ELECTRA_FOR_MASKED_LM
@@ -18,14 +19,31 @@ from modeling.models.model_parts import ELECTRA_MODEL
 from modeling.models.model_parts import model_parts
 from training.hf import hf_layout
 
-# architecture -> (model_type, the head's slots or None)
+
+def _head_only(slots: Callable) -> Callable:
+  """A pretraining head's slot list, called as (head, encoder)."""
+  return lambda head, encoder: slots(head)
+
+
+# architecture -> (model_type, the head's slots (head, encoder) -> slots, or None)
 ARCHITECTURES: Dict[str, tuple] = {
-    ELECTRA_FOR_PRETRAINING: ("electra", hf_layout.rtd_head_slots),
-    ELECTRA_FOR_MASKED_LM: ("electra", hf_layout.electra_mlm_head_slots),
+    ELECTRA_FOR_PRETRAINING: ("electra", _head_only(hf_layout.rtd_head_slots)),
+    ELECTRA_FOR_MASKED_LM: ("electra", _head_only(hf_layout.electra_mlm_head_slots)),
     ELECTRA_MODEL: ("electra", None),
-    BERT_FOR_MASKED_LM: ("bert", hf_layout.bert_mlm_head_slots),
+    BERT_FOR_MASKED_LM: ("bert", _head_only(hf_layout.bert_mlm_head_slots)),
     BERT_MODEL: ("bert", None),
+    parts_of.ELECTRA_FOR_TOKEN_CLASSIFICATION: ("electra",
+                                                hf_layout.token_classification_slots),
+    parts_of.ELECTRA_FOR_SEQUENCE_CLASSIFICATION: (
+        "electra", hf_layout.electra_sequence_classification_slots),
+    parts_of.BERT_FOR_SEQUENCE_CLASSIFICATION: ("bert",
+                                                hf_layout.bert_sequence_classification_slots),
+    parts_of.ELECTRA_FOR_QUESTION_ANSWERING: ("electra", hf_layout.question_answering_slots),
 }
+# Fine-tuned architectures whose config.json names each output (id2label, label2id).
+LABELLED = (parts_of.ELECTRA_FOR_TOKEN_CLASSIFICATION,
+            parts_of.ELECTRA_FOR_SEQUENCE_CLASSIFICATION,
+            parts_of.BERT_FOR_SEQUENCE_CLASSIFICATION)
 # architecture -> its masked-LM output bias, which a head without one exports as zeros.
 OUTPUT_BIASES: Dict[str, str] = {
     ELECTRA_FOR_MASKED_LM: hf_layout.ELECTRA_MLM_BIAS,
@@ -43,16 +61,37 @@ class HfPart:
     config: the encoder's EncoderConfig.
     encoder: the TransformerEncoder (built).
     head: the head layer (None for ElectraModel).
+    labels: a fine-tuned classifier's label names, by id (empty: unnamed, `LABEL_<id>`).
   """
   name: str
   architecture: str
   config: EncoderConfig
   encoder: object
   head: Optional[object] = None
+  labels: Sequence[str] = ()
 
   @property
   def model_type(self) -> str:
     return ARCHITECTURES[self.architecture][0]
+
+  @property
+  def num_labels(self) -> Optional[int]:
+    """A fine-tuned classifier's number of outputs (None: no classifier)."""
+    if self.architecture not in LABELLED:
+      return None
+    return getattr(self.head, "num_labels", None) or self.head.num_classes
+
+  def label_names(self) -> List[str]:
+    """`labels`, or transformers' default names `LABEL_<id>` when none were given.
+
+    Raises:
+      ValueError: labels given for another number of outputs than the head has.
+    """
+    if not self.labels:
+      return [f"LABEL_{index}" for index in range(self.num_labels)]
+    if len(self.labels) != self.num_labels:
+      raise ValueError(f"{len(self.labels)} labels for a head of {self.num_labels} outputs")
+    return list(self.labels)
 
   def encoder_slots(self, model_type: Optional[str] = None) -> List[hf_layout.WeightSlot]:
     """The encoder's slots, named as `model_type`'s base model (default: this part's)."""
@@ -60,7 +99,7 @@ class HfPart:
 
   def head_slots(self) -> List[hf_layout.WeightSlot]:
     head_slots: Optional[Callable] = ARCHITECTURES[self.architecture][1]
-    return head_slots(self.head) if head_slots and self.head is not None else []
+    return head_slots(self.head, self.encoder) if head_slots and self.head is not None else []
 
   def slots(self) -> List[hf_layout.WeightSlot]:
     return self.encoder_slots() + self.head_slots()
@@ -73,9 +112,13 @@ class HfPart:
     return hf_layout.zero_output_bias(self.head, OUTPUT_BIASES[self.architecture])
 
 
-def hf_parts(model) -> List[HfPart]:
+def hf_parts(model, labels: Sequence[str] = ()) -> List[HfPart]:
   """The parts a built model names (modeling/models/model_parts.py), the encoder fine-tuning keeps
   first.
+
+  Args:
+    model: the built model.
+    labels: a fine-tuned classifier's label names by id (given to its part).
 
   Raises:
     ValueError: an architecture transformers has no layout for here, or a BERT part whose
@@ -93,5 +136,6 @@ def hf_parts(model) -> List[HfPart]:
           f"{part.architecture} needs embedding_size == hidden_size, but this BERT has "
           f"E={config.embedding_size} H={config.hidden_size}; give it "
           "encoder_config.overrides = {'embedding_size': <hidden_size>} to be exportable")
-    parts.append(HfPart(part.name, part.architecture, config, part.encoder, part.head))
+    parts.append(HfPart(part.name, part.architecture, config, part.encoder, part.head,
+                        tuple(labels) if part.architecture in LABELLED else ()))
   return parts

@@ -7,7 +7,8 @@ Its kind picks the serving module:
 - SCORING_ENCODER (SCRIPT): ENCODER's, its `encoder` with `score` too
   (training/serving/export_script.py);
 - SENTENCE_PREDICTION (GlueTask): `glue_<task name>` (training/serving/export_glue.py);
-- QUESTION_ANSWERING (SquadTask): `squad` (training/serving/export_squad.py).
+- QUESTION_ANSWERING (SquadTask): `squad` (training/serving/export_squad.py);
+- TAGGING (TaggingTask): `tagging` (training/serving/export_tagging.py).
 
 The vocab and casing are the ones the run kept next to its checkpoints
 (training/run_vocab.py; ExportConfig.vocab_file may name the same again), checked against
@@ -39,6 +40,7 @@ from training.serving.export_glue import GlueServingModule
 from training.serving.export_hub import export_hub_pair
 from training.serving.export_script import ScriptServingModule
 from training.serving.export_squad import SquadServingModule
+from training.serving.export_tagging import TaggingServingModule
 from training.serving.text_preprocessing import TextPreprocessor
 
 
@@ -135,6 +137,9 @@ def _write_exports(task, model: tf_keras.Model, model_dir: str, version: int,
   if export.kind == protocol.QUESTION_ANSWERING:
     module = SquadServingModule(model, preprocessor, task.meta_data["max_query_length"],
                                 task.max_answer_length, task.null_threshold)
+    return {export.name: save(module, path, module.signatures(), vocab)}
+  if export.kind == protocol.TAGGING:
+    module = TaggingServingModule(model, task.labels, preprocessor)
     return {export.name: save(module, path, module.signatures(), vocab)}
   if preprocessor is None:
     logging.warning("No vocab: ExportConfig.vocab_file is not set, %s holds no %s and the "

@@ -80,7 +80,7 @@ class TextPreprocessor(tf.Module):
   Attributes:
     vocab_file: the vocab as a tf.saved_model.Asset.
     tokenizer: the tensorflow-text tokenizer (a tf.Module, saved with the model).
-    seq_length, cls_id, sep_id, pad_id: python ints.
+    seq_length, cls_id, sep_id, pad_id, unk_id: python ints.
   """
 
   def __init__(self, vocab_file: str, lower_case: bool, seq_length: int):
@@ -92,6 +92,7 @@ class TextPreprocessor(tf.Module):
     self.seq_length = seq_length
     self.cls_id, self.sep_id = pretraining.cls_id, pretraining.sep_id
     self.pad_id = pretraining.pad_id
+    self.unk_id = pretraining.unk_id
 
   def tokenize(self, texts: tf.Tensor) -> tf.RaggedTensor:
     """tf.string [batch] -> word-piece ids, int32 RaggedTensor [batch, (pieces)].

@@ -1,0 +1,152 @@
+"""Fine-tuned models to transformers: a tagger, sequence classifiers and a QA model, written
+by training/hf/hf_export.py, load into transformers' Auto classes with no missing or
+unexpected weights and give our logits on the same inputs.
+
+Weights are scrambled far from initialisation first, so a misplaced or mis-transposed weight
+cannot hide. Both encoder shapes are checked where the class allows: ELECTRA's (embedding
+width 16 below hidden 32: an embedding projection) and BERT's (embedding width = hidden, no
+projection; with BERT's pooler for BertForSequenceClassification).
+"""
+import json
+import os
+
+import numpy as np
+import pytest
+import tensorflow as tf
+import transformers
+
+from modeling.heads.hidden_layer_classification_head import HiddenLayerClassificationHead
+from modeling.heads.joint_span_head import JointSpanHead
+from modeling.heads.sentence_prediction_head import SentencePredictionHead
+from modeling.heads.span_endpoints_head import SpanEndpointsHead
+from modeling.heads.token_classification_head import TokenClassificationHead
+from modeling.layers.transformer_encoder import TransformerEncoder
+from modeling.models.finetuning_models import QuestionAnsweringModel
+from modeling.models.finetuning_models import SentencePredictionModel
+from modeling.models.finetuning_models import TokenClassificationModel
+from modeling.models.model_parts import model_parts
+from studies.parity_with_transformers.transformers_peer import load_transformers_weights
+from tests.kit.encoders import tiny_encoder
+from tests.kit.hf_reference import VOCAB
+from tests.kit.hf_reference import scramble_weights
+from tests.kit.inputs import tiny_inputs
+from tests.kit.paths import SAMPLE_VOCAB
+from training.hf.hf_export import export_hf
+from training.run_vocab import RunVocab
+
+SEQ = 8
+TAGS = ["O", "B-PER", "I-PER", "B-LOC", "I-LOC"]
+ENCODERS = {"electra": {}, "bert": {"embedding_size": 32}}
+NO_LOSS_INFO = {"missing_keys": [], "unexpected_keys": [], "mismatched_keys": []}
+
+
+def _encoder(shape, output_pooler=False):
+  return TransformerEncoder(tiny_encoder(VOCAB, **ENCODERS[shape]), output_pooler=output_pooler,
+                            name="encoder")
+
+
+def _inputs(with_paragraph_mask=False):
+  inputs = tiny_inputs(seq=SEQ, vocab=VOCAB)
+  if with_paragraph_mask:
+    inputs["paragraph_mask"] = tf.ones_like(inputs["input_mask"])
+  return inputs
+
+
+def _exported(model, directory, auto_class, labels=()):
+  """Builds, scrambles and exports `model`; loads the folder with transformers' `auto_class`.
+
+  Returns:
+    (the folder, its config.json, the transformers model, its loading info).
+  """
+  model(_inputs(isinstance(model, QuestionAnsweringModel)), training=False)
+  scramble_weights(model.weights, seed=5)
+  written = export_hf(model, str(directory), RunVocab(SAMPLE_VOCAB, lower_case=True), labels)
+  assert len(written) == 1
+  folder = next(iter(written.values()))
+  config = transformers.AutoConfig.from_pretrained(folder)
+  reference = getattr(transformers, "TF" + auto_class).from_config(config)
+  reference(reference.dummy_inputs, training=False)
+  info = load_transformers_weights(reference, folder)
+  with open(os.path.join(folder, "config.json")) as file:
+    return folder, json.load(file), reference, info
+
+
+def _their(reference, inputs):
+  return reference(input_ids=inputs["input_word_ids"], attention_mask=inputs["input_mask"],
+                   token_type_ids=inputs["input_type_ids"], training=False)
+
+
+@pytest.mark.parametrize("shape", sorted(ENCODERS))
+def test_a_tagger_loads_into_auto_model_for_token_classification(shape, tmp_path):
+  model = TokenClassificationModel(_encoder(shape), TokenClassificationHead(len(TAGS)))
+  folder, config, reference, info = _exported(model, tmp_path,
+                                              "AutoModelForTokenClassification", TAGS)
+  assert info == NO_LOSS_INFO
+  assert config["architectures"] == ["ElectraForTokenClassification"]
+  assert type(reference).__name__ == "TFElectraForTokenClassification"
+  assert config["id2label"] == {str(i): tag for i, tag in enumerate(TAGS)}
+  assert config["label2id"] == {tag: i for i, tag in enumerate(TAGS)}
+  assert reference.config.id2label[1] == "B-PER"
+  inputs = _inputs()
+  ours = model(inputs, training=False).numpy()
+  assert ours.shape == (2, SEQ, len(TAGS)) and ours.std() > 0.1
+  np.testing.assert_allclose(_their(reference, inputs).logits.numpy(), ours, atol=1e-5, rtol=0)
+  tokenizer = transformers.AutoTokenizer.from_pretrained(folder)
+  assert tokenizer.tokenize("In the Beginning") == ["in", "the", "beginning"]
+
+
+SEQUENCE_HEADS = {
+    # name: (encoder shape, pooler, head, architecture)
+    "electra_transformers_head": ("electra", False, lambda n: HiddenLayerClassificationHead(
+        n, hidden_size=32), "ElectraForSequenceClassification"),
+    "bert_shaped_transformers_head": ("bert", False, lambda n: HiddenLayerClassificationHead(
+        n, hidden_size=32), "ElectraForSequenceClassification"),
+    "bert_pooler": ("bert", True, SentencePredictionHead, "BertForSequenceClassification"),
+}
+
+
+@pytest.mark.parametrize("num_classes", [3, 1], ids=["classification", "regression"])
+@pytest.mark.parametrize("name", sorted(SEQUENCE_HEADS))
+def test_a_classifier_loads_into_auto_model_for_sequence_classification(name, num_classes,
+                                                                        tmp_path):
+  shape, pooler, head, architecture = SEQUENCE_HEADS[name]
+  model = SentencePredictionModel(_encoder(shape, pooler), head(num_classes))
+  labels = ["neg", "neutral", "pos"] if num_classes == 3 else []
+  _, config, reference, info = _exported(model, tmp_path,
+                                         "AutoModelForSequenceClassification", labels)
+  assert info == NO_LOSS_INFO
+  assert config["architectures"] == [architecture]
+  assert type(reference).__name__ == "TF" + architecture
+  if num_classes == 1:
+    assert config["problem_type"] == "regression"
+    assert config["id2label"] == {"0": "LABEL_0"}
+  else:
+    assert config["label2id"] == {"neg": 0, "neutral": 1, "pos": 2}
+  inputs = _inputs()
+  ours = model(inputs, training=False).numpy().reshape(2, num_classes)
+  assert ours.std() > 0.1
+  np.testing.assert_allclose(_their(reference, inputs).logits.numpy(), ours, atol=1e-5, rtol=0)
+
+
+@pytest.mark.parametrize("shape", sorted(ENCODERS))
+def test_a_qa_model_loads_into_auto_model_for_question_answering(shape, tmp_path):
+  model = QuestionAnsweringModel(_encoder(shape), SpanEndpointsHead(beam_size=3))
+  _, config, reference, info = _exported(model, tmp_path, "AutoModelForQuestionAnswering")
+  assert info == NO_LOSS_INFO
+  assert config["architectures"] == ["ElectraForQuestionAnswering"]
+  inputs = _inputs(with_paragraph_mask=True)  # all ones: our logits are transformers'
+  ours = model(inputs, training=False)
+  theirs = _their(reference, inputs)
+  for name in ("start_logits", "end_logits"):
+    assert ours[name].numpy().std() > 0.1
+    np.testing.assert_allclose(theirs[name].numpy(), ours[name].numpy(), atol=1e-5, rtol=0)
+
+
+def test_the_papers_heads_name_no_transformers_class():
+  """ELECTRA's GLUE head without a pooler and XLNet's joint span head: only the encoder."""
+  for model in (SentencePredictionModel(_encoder("electra"), SentencePredictionHead(2)),
+                SentencePredictionModel(_encoder("electra", output_pooler=True),
+                                        HiddenLayerClassificationHead(2, hidden_size=32)),
+                QuestionAnsweringModel(_encoder("electra"), JointSpanHead(inner_size=8))):
+    assert [(part.name, part.architecture) for part in model_parts(model)] == [
+        ("encoder", "ElectraModel")]

@@ -1,0 +1,201 @@
+"""The tagging export (training/serving/export_tagging.py): words, offsets and tags of raw
+text and of words already split, and malformed requests in a served process.
+
+One module fixture exports a tiny tagger once. Tags are checked against the model itself on
+inputs built here in Python (each word tokenized alone, the tag read at its first piece), so
+a wrong word split, piece position or offset shows. The served process sends every
+malformed request (rank 0 and 2-D inputs, 0 rows, empty strings, 100k characters, invalid
+UTF-8, empty words, bad row lengths) between two good ones, as the pair-request test does.
+"""
+import json
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+import tensorflow as tf
+import tensorflow_text  # noqa: F401  registers the tokenizer ops
+
+from data.tokenization import make_tokenizer
+from tests.kit import export_models
+from training.serving.export import export_path
+from training.serving.export import save
+from training.serving.export_tagging import TaggingServingModule
+from training.serving.text_preprocessing import TextPreprocessor
+
+TEXT = "Héllo, Paris.  Jésus wept"
+WORDS = ["Héllo", ",", "Paris", ".", "Jésus", "wept"]
+STARTS, ENDS = [0, 5, 7, 12, 15, 21], [5, 6, 12, 13, 20, 25]
+
+
+@pytest.fixture(scope="module")
+def exported(tmp_path_factory):
+  """(the model, the export's path)."""
+  tmp = str(tmp_path_factory.mktemp("tagging"))
+  model = export_models.tagging_model()
+  preprocessor = TextPreprocessor(export_models.VOCAB_FILE, True, export_models.SEQ)
+  module = TaggingServingModule(model, export_models.TAGS, preprocessor)
+  return model, save(module, export_path(tmp, "tagging", 1), module.signatures())
+
+
+@pytest.fixture(scope="module")
+def loaded(exported):
+  return tf.saved_model.load(exported[1])
+
+
+def _expected(model, rows):
+  """Tags and scores of each row of words, from the model on ids built here."""
+  tokenizer = make_tokenizer(export_models.VOCAB_FILE, lower_case=True)
+  ids = np.zeros([len(rows), export_models.SEQ], np.int32)
+  firsts = []
+  for row, words in enumerate(rows):
+    pieces = tokenizer.tokenize(words)
+    flat = [tokenizer.cls_id] + [piece for word in pieces for piece in word] + [tokenizer.sep_id]
+    ids[row, :len(flat)] = flat
+    firsts.append(1 + np.cumsum([0] + [len(word) for word in pieces])[:-1])
+  logits = model(dict(input_word_ids=ids, input_mask=(ids > 0).astype(np.int32),
+                      input_type_ids=np.zeros_like(ids)), training=False).numpy()
+  tags, scores = [], []
+  for row, first in enumerate(firsts):
+    probabilities = tf.nn.softmax(logits[row, first]).numpy()
+    tags.append([export_models.TAGS[i] for i in probabilities.argmax(-1)])
+    scores.append(probabilities.max(-1))
+  return tags, scores
+
+
+def test_raw_text_is_split_into_words_with_character_offsets(loaded):
+  outputs = loaded.signatures["tag_text"](text=tf.constant([TEXT, "", "Jesus wept."]))
+  assert outputs["num_words"].numpy().tolist() == [6, 0, 3]
+  words = [[w.decode() for w in row[:n]] for row, n in
+           zip(outputs["words"].numpy(), outputs["num_words"].numpy())]
+  assert words == [WORDS, [], ["Jesus", "wept", "."]]
+  assert outputs["start"].numpy()[0].tolist() == STARTS
+  assert outputs["end"].numpy()[0].tolist() == ENDS
+  assert [TEXT[s:e] for s, e in zip(STARTS, ENDS)] == WORDS
+  # UTF-8 bytes: "é" is two.
+  assert outputs["byte_start"].numpy()[0].tolist() == [0, 6, 8, 13, 16, 23]
+  assert outputs["start"].numpy()[1].tolist() == [-1] * 6  # padding
+  assert outputs["tags"].numpy()[1].tolist() == [b""] * 6
+
+
+def test_tags_and_scores_are_the_models_at_each_words_first_piece(exported, loaded):
+  model, _ = exported
+  rows = [WORDS, ["Jesus", "wept", "."]]
+  tags, scores = _expected(model, rows)
+  assert len({tag for row in tags for tag in row}) > 1  # the check can tell tags apart
+  outputs = loaded.signatures["tag_text"](text=tf.constant([TEXT, "Jesus wept."]))
+  for row, (expected_tags, expected_scores) in enumerate(zip(tags, scores)):
+    count = len(expected_tags)
+    assert [t.decode() for t in outputs["tags"].numpy()[row, :count]] == expected_tags
+    np.testing.assert_allclose(outputs["scores"].numpy()[row, :count], expected_scores,
+                               atol=1e-5)
+    assert outputs["tag_ids"].numpy()[row, :count].tolist() == [
+        export_models.TAGS.index(tag) for tag in expected_tags]
+
+
+def test_split_words_get_the_tags_of_the_same_words_in_text(loaded):
+  words = WORDS + ["Jesus", "wept", "."]
+  split = loaded.signatures["tag_words"](words=tf.constant(words),
+                                         row_lengths=tf.constant([6, 0, 3]))
+  text = loaded.signatures["tag_text"](text=tf.constant([TEXT, " ", "Jesus wept."]))
+  assert split["num_words"].numpy().tolist() == [6, 0, 3]
+  for name in ("tags", "tag_ids", "scores"):
+    np.testing.assert_array_equal(split[name].numpy(), text[name].numpy())
+
+
+def test_a_word_the_tokenizer_drops_is_tagged_as_unk_as_in_the_records(loaded):
+  tag_words = loaded.signatures["tag_words"]
+  dropped = tag_words(words=tf.constant(["Jesus", "\x00"]), row_lengths=tf.constant([2]))
+  unknown = tag_words(words=tf.constant(["Jesus", "\u2603"]), row_lengths=tf.constant([2]))
+  assert dropped["num_words"].numpy().tolist() == [2]
+  for name in ("tags", "scores"):
+    np.testing.assert_array_equal(dropped[name].numpy(), unknown[name].numpy())
+
+
+# Runs in a fresh interpreter: argv[1] = the export's path.
+SERVED_PROCESS = r"""
+import json, sys
+import tensorflow as tf
+import tensorflow_text  # registers the tokenizer ops
+tagger = tf.saved_model.load(sys.argv[1])
+text = lambda value: tagger.signatures["tag_text"](text=value)
+words = lambda value, lengths: tagger.signatures["tag_words"](words=value, row_lengths=lengths)
+good = lambda: {k: v.numpy().tolist() for k, v in text(tf.constant(%(good)r)).items()
+                if v.dtype != tf.string}
+requests = {
+    "text_rank_0": lambda: text(tf.constant("Jesus wept.")),
+    "text_rank_2": lambda: text(tf.constant([["Jesus wept."]])),
+    "text_100k_characters": lambda: text(tf.constant(["Jesus wept. " * 8400])),
+    "text_not_utf8": lambda: text(tf.constant([b"Jesus", b"wept \xff\xfe"])),
+    "words_empty_word": lambda: words(tf.constant(["Jesus", "wept", ""]), tf.constant([2, 1])),
+    "words_blank_word": lambda: words(tf.constant(["Jesus", " "]), tf.constant([2])),
+    "words_not_utf8": lambda: words(tf.constant([b"\xc3"]), tf.constant([1])),
+    "words_lengths_too_many": lambda: words(tf.constant(["Jesus"]), tf.constant([2])),
+    "words_lengths_negative": lambda: words(tf.constant(["Jesus"]), tf.constant([2, -1])),
+    "words_rank_2": lambda: words(tf.constant([["Jesus"]]), tf.constant([1])),
+    "text_numbers": lambda: text(tf.constant([1, 2])),
+}
+results = {"before": good(), "errors": {}, "served": {}}
+for name, request in requests.items():
+  try:
+    outputs = request()
+    results["served"][name] = {k: list(v.shape) for k, v in outputs.items()}
+  except (tf.errors.InvalidArgumentError, TypeError, ValueError) as error:
+    results["errors"][name] = getattr(error, "message", str(error))
+results["served"]["text_0_rows"] = {
+    k: list(v.shape) for k, v in text(tf.constant([], tf.string)).items()}
+results["served"]["words_0_rows"] = {
+    k: list(v.shape) for k, v in words(tf.constant([], tf.string),
+                                       tf.constant([], tf.int32)).items()}
+empty = text(tf.constant(["", "   "]))
+results["empty_strings"] = empty["num_words"].numpy().tolist()
+results["after"] = good()
+print("RESULTS" + json.dumps(results))
+"""
+GOOD = ["In the beginning God created the heaven.", "Jesus wept."]
+EXPECTED_ERRORS = {
+    "text_rank_0": "text must be a batch of strings (rank 1, [batch]); got rank 0",
+    "text_rank_2": "text must be a batch of strings (rank 1, [batch]); got rank 2",
+    "text_100k_characters": (f"text row 0 has 25200 word pieces; this model tags at most "
+                             f"{export_models.SEQ - 2} a row (max_seq_length "
+                             f"{export_models.SEQ} less [CLS] and [SEP]): split it into "
+                             "sentences"),
+    "text_not_utf8": "text row 1 is not valid UTF-8",
+    "words_empty_word": "words: word 2 (row 1) is empty or blank: send words, not spaces",
+    "words_blank_word": "words: word 1 (row 0) is empty or blank: send words, not spaces",
+    "words_not_utf8": "words word 0 is not valid UTF-8",
+    "words_lengths_too_many": "row_lengths add up to 2 words but words holds 1",
+    "words_lengths_negative": "row_lengths must not be negative",
+    "words_rank_2": "words must be a batch of words (rank 1, [batch]); got rank 2",
+}
+
+
+@pytest.fixture(scope="module")
+def served(exported):
+  """The served process's return code, stderr and results."""
+  process = subprocess.run(
+      [sys.executable, "-c", SERVED_PROCESS % dict(good=GOOD), exported[1]],
+      capture_output=True, text=True, check=False, cwd=os.path.dirname(exported[1]))
+  results = (json.loads(process.stdout.split("RESULTS", 1)[1])
+             if "RESULTS" in process.stdout else None)
+  return process.returncode, process.stderr, results
+
+
+def test_the_served_process_refuses_malformed_requests_and_serves_on(served):
+  returncode, stderr, results = served
+  assert returncode == 0, stderr[-3000:]
+  assert results["after"] == results["before"]
+  assert results["before"]["num_words"] == [8, 3]
+  assert results["empty_strings"] == [0, 0]
+  for name, expected in EXPECTED_ERRORS.items():
+    assert expected in results["errors"].get(name, f"served {results['served'].get(name)}"), (
+        name)
+  assert "text_numbers" in results["errors"]  # the signature's dtype refuses it
+
+
+def test_zero_rows_get_zero_rows_back(served):
+  _, stderr, results = served
+  assert results is not None, stderr[-3000:]
+  for name in ("text_0_rows", "words_0_rows"):
+    assert {shape[0] for shape in results["served"][name].values()} == {0}, name
