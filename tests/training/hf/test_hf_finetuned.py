@@ -143,8 +143,12 @@ def test_a_qa_model_loads_into_auto_model_for_question_answering(shape, tmp_path
 
 
 def test_the_papers_heads_name_no_transformers_class():
-  """ELECTRA's GLUE head without a pooler and XLNet's joint span head: only the encoder."""
+  """ELECTRA's GLUE head without a pooler (or over a pooler with embedding width 16 below
+  hidden 32: BertConfig has no embedding_size), transformers' ELECTRA head over a pooler and
+  XLNet's joint span head: only the encoder."""
   for model in (SentencePredictionModel(_encoder("electra"), SentencePredictionHead(2)),
+                SentencePredictionModel(_encoder("electra", output_pooler=True),
+                                        SentencePredictionHead(2)),
                 SentencePredictionModel(_encoder("electra", output_pooler=True),
                                         HiddenLayerClassificationHead(2, hidden_size=32)),
                 QuestionAnsweringModel(_encoder("electra"), JointSpanHead(inner_size=8))):
