@@ -7,7 +7,8 @@ Modes: train, eval (the latest checkpoint in --model_dir, or --checkpoint), trai
 (evaluates every TrainerConfig.validation_interval steps and at the end), export (SavedModels
 under DIR/export/<name>/<step>/ from the same checkpoint; which ones follows from the task,
 see training/serving/export_task.py), export_hf (HuggingFace transformers folders under
-DIR/export/hf/<step>/, e.g. discriminator/ and generator/; training/hf/hf_export.py). Every
+DIR/export/hf/<step>/, e.g. discriminator/ and generator/, or a fine-tuned run's
+token_classification/; training/hf/hf_export.py). Every
 binding is checked when the files are parsed, so a misspelled name fails before anything
 runs. A user error (bad binding, missing records or checkpoint, a checkpoint of another
 model, a bad TrainerConfig value) is printed as one `error: ...` line, exit status 1.

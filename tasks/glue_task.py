@@ -127,7 +127,7 @@ class GlueTask(FinetuningTask):
     return ("GlueTask.head = 'paper' (ELECTRA's head: [CLS], dropout, dense) has no "
             "transformers class: train with GlueTask.head = 'transformers' for "
             "ElectraForSequenceClassification, or with TransformerEncoder.output_pooler = True "
-            "for BertForSequenceClassification")
+            "(and embedding_size == hidden_size) for BertForSequenceClassification")
 
   def build_metrics(self) -> Dict[str, tf_keras.metrics.Metric]:
     """Training accuracy (0-100, like the evaluation metrics) for classification tasks."""

@@ -43,11 +43,14 @@ class SentencePredictionModel(tf_keras.Model):
 
   def exported_parts(self) -> List[model_parts.ModelPart]:
     """ElectraForSequenceClassification (transformers' head, no pooler) or
-    BertForSequenceClassification (ELECTRA's head over BERT's pooler); none otherwise."""
+    BertForSequenceClassification (ELECTRA's head over BERT's pooler, embedding width =
+    hidden width, as BertConfig has no embedding_size); none otherwise."""
     has_pooler = self.encoder.pooler is not None
+    config = self.encoder.config
     if isinstance(self.head, HiddenLayerClassificationHead) and not has_pooler:
       architecture = model_parts.ELECTRA_FOR_SEQUENCE_CLASSIFICATION
-    elif isinstance(self.head, SentencePredictionHead) and has_pooler:
+    elif (isinstance(self.head, SentencePredictionHead) and has_pooler
+          and config.embedding_size == config.hidden_size):
       architecture = model_parts.BERT_FOR_SEQUENCE_CLASSIFICATION
     else:
       return []

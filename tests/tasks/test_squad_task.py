@@ -33,14 +33,16 @@ def _records(tmp_path, version):
   return str(tmp_path / "records"), meta
 
 
-@pytest.mark.parametrize("version", ["v1.1", "v2.0"])
-def test_a_few_steps_then_official_scores_and_prediction_files(tmp_path, version):
+@pytest.mark.parametrize("version,head", [("v1.1", "joint_span"), ("v2.0", "joint_span"),
+                                          ("v2.0", "transformers")])
+def test_a_few_steps_then_official_scores_and_prediction_files(tmp_path, version, head):
   data_dir, meta = _records(tmp_path, version)
   assert meta["num_examples"]["train"] == (21 if version == "v2.0" else 18)
   predictions_dir = str(tmp_path / "predictions")
   task = SquadTask(tiny_encoder(FINETUNING_VOCAB_SIZE), FinetuningData(data_dir, train_batch_size=4,
                                                   eval_batch_size=3),
-                   predictions_dir=predictions_dir, head_inner_size=16, beam_size=3)
+                   predictions_dir=predictions_dir, head_inner_size=16, beam_size=3,
+                   head=head)
   trainer = finetuning_trainer(task, learning_rate=5e-3)
   first, last = first_and_last_logs(trainer, 3, rounds=3)
   assert last["total_loss"] < first["total_loss"]

@@ -90,15 +90,21 @@ def test_a_paper_head_run_is_refused_in_one_line_naming_the_option(records, tmp_
   assert str(raised.value).splitlines()[0] == (
       "--mode=export_hf: GlueTask.head = 'paper' (ELECTRA's head: [CLS], dropout, dense) has "
       "no transformers class: train with GlueTask.head = 'transformers' for "
-      "ElectraForSequenceClassification, or with TransformerEncoder.output_pooler = True for "
-      "BertForSequenceClassification")
+      "ElectraForSequenceClassification, or with TransformerEncoder.output_pooler = True (and "
+      "embedding_size == hidden_size) for BertForSequenceClassification")
   assert not os.path.exists(os.path.join(model_dir, "export"))
 
 
 def test_a_paper_head_over_a_pooler_is_bert_for_sequence_classification(records):
-  _configure(records, "TransformerEncoder.output_pooler = True")
+  bert_shaped = "encoder_config.overrides = {'embedding_size': 32}"
+  _configure(records, "TransformerEncoder.output_pooler = True", bert_shaped)
   task = gin.get_configurable(GlueTask)()
   assert task.hf_export_refusal(task.build_model()) is None
+  # BertConfig has no embedding_size: an ELECTRA-shaped encoder with a pooler is refused.
+  _configure(records, "TransformerEncoder.output_pooler = True")
+  task = gin.get_configurable(GlueTask)()
+  assert task.hf_export_refusal(task.build_model()).startswith(
+      "--mode=export_hf: GlueTask.head = 'paper'")
   _configure(records, "TransformerEncoder.output_pooler = True",
              "GlueTask.head = 'transformers'")
   task = gin.get_configurable(GlueTask)()

@@ -9,6 +9,7 @@ from typing import Callable, Dict, List, Optional, Sequence
 
 import numpy as np
 
+from data.user_error import UserError
 from modeling.layers.encoder_config import EncoderConfig
 from modeling.models import model_parts as parts_of
 from modeling.models.model_parts import BERT_FOR_MASKED_LM
@@ -121,8 +122,9 @@ def hf_parts(model, labels: Sequence[str] = ()) -> List[HfPart]:
     labels: a fine-tuned classifier's label names by id (given to its part).
 
   Raises:
-    ValueError: an architecture transformers has no layout for here, or a BERT part whose
-      embedding width differs from its hidden width (BertConfig has no embedding_size).
+    ValueError: an architecture transformers has no layout for here.
+    UserError: a BERT part whose embedding width differs from its hidden width (BertConfig
+      has no embedding_size).
   """
   parts = []
   for part in model_parts(model):
@@ -132,7 +134,7 @@ def hf_parts(model, labels: Sequence[str] = ()) -> List[HfPart]:
     config = part.encoder.config
     if (ARCHITECTURES[part.architecture][0] == "bert" and
         config.embedding_size != config.hidden_size):
-      raise ValueError(
+      raise UserError(
           f"{part.architecture} needs embedding_size == hidden_size, but this BERT has "
           f"E={config.embedding_size} H={config.hidden_size}; give it "
           "encoder_config.overrides = {'embedding_size': <hidden_size>} to be exportable")

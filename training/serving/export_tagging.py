@@ -42,6 +42,8 @@ A wrong dtype (numbers for text) is refused by the signature itself.
 from typing import Dict, Sequence
 
 import tensorflow as tf
+# BertTokenizer's own basic tokenizer (BERT's whitespace, punctuation and CJK split, with
+# offsets); tensorflow-text 2.20 does not export it at the top level.
 from tensorflow_text.python.ops.bert_tokenizer import BasicTokenizer
 
 from modeling.models.finetuning_models import TokenClassificationModel

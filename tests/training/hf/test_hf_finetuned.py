@@ -32,6 +32,7 @@ from tests.kit.hf_reference import scramble_weights
 from tests.kit.inputs import tiny_inputs
 from tests.kit.paths import SAMPLE_VOCAB
 from training.hf.hf_export import export_hf
+from training.hf.hf_import import warm_start_model
 from training.run_vocab import RunVocab
 
 SEQ = 8
@@ -143,10 +144,37 @@ def test_a_qa_model_loads_into_auto_model_for_question_answering(shape, tmp_path
 
 
 def test_the_papers_heads_name_no_transformers_class():
-  """ELECTRA's GLUE head without a pooler and XLNet's joint span head: only the encoder."""
+  """ELECTRA's GLUE head without a pooler (or over a pooler with embedding width 16 below
+  hidden 32: BertConfig has no embedding_size), transformers' ELECTRA head over a pooler and
+  XLNet's joint span head: only the encoder."""
   for model in (SentencePredictionModel(_encoder("electra"), SentencePredictionHead(2)),
+                SentencePredictionModel(_encoder("electra", output_pooler=True),
+                                        SentencePredictionHead(2)),
                 SentencePredictionModel(_encoder("electra", output_pooler=True),
                                         HiddenLayerClassificationHead(2, hidden_size=32)),
                 QuestionAnsweringModel(_encoder("electra"), JointSpanHead(inner_size=8))):
     assert [(part.name, part.architecture) for part in model_parts(model)] == [
         ("encoder", "ElectraModel")]
+
+
+@pytest.mark.parametrize("kind", ["token", "sequence", "question_answering"])
+def test_an_exported_fine_tuned_folder_warm_starts_the_same_model_head_included(kind, tmp_path):
+  builders = {
+      "token": lambda: TokenClassificationModel(_encoder("electra"),
+                                                TokenClassificationHead(len(TAGS))),
+      "sequence": lambda: SentencePredictionModel(
+          _encoder("electra"), HiddenLayerClassificationHead(3, hidden_size=32)),
+      "question_answering": lambda: QuestionAnsweringModel(_encoder("electra"),
+                                                           SpanEndpointsHead(beam_size=3)),
+  }
+  inputs = _inputs(kind == "question_answering")
+  exported, fresh = builders[kind](), builders[kind]()
+  for model in (exported, fresh):
+    model(inputs, training=False)
+  scramble_weights(exported.weights, seed=7)
+  folder = next(iter(export_hf(exported, str(tmp_path)).values()))
+  warm_start_model(fresh, folder)
+  ours, theirs = exported(inputs, training=False), fresh(inputs, training=False)
+  if kind == "question_answering":
+    ours, theirs = ours["start_logits"], theirs["start_logits"]
+  np.testing.assert_allclose(theirs.numpy(), ours.numpy(), atol=1e-6, rtol=0)

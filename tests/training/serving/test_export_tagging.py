@@ -17,8 +17,11 @@ import pytest
 import tensorflow as tf
 import tensorflow_text  # noqa: F401  registers the tokenizer ops
 
+from data.finetuning.tagging_features import encode_sentences
+from data.finetuning.tagging_reader import TaggedSentence
 from data.tokenization import make_tokenizer
 from tests.kit import export_models
+from tests.kit import sentencepiece_models
 from training.serving.export import export_path
 from training.serving.export import save
 from training.serving.export_tagging import TaggingServingModule
@@ -111,6 +114,47 @@ def test_a_word_the_tokenizer_drops_is_tagged_as_unk_as_in_the_records(loaded):
   assert dropped["num_words"].numpy().tolist() == [2]
   for name in ("tags", "scores"):
     np.testing.assert_array_equal(dropped[name].numpy(), unknown[name].numpy())
+
+
+def _records_check(model, tag_words, vocab_file, rows):
+  """tag_words' tags and scores equal the model's at the labelled pieces of the records
+  data/finetuning/tagging_features.py writes for the same words."""
+  sentences = [TaggedSentence(tuple(words), ("O",) * len(words), (1,) * len(words))
+               for words in rows]
+  features, split = encode_sentences(sentences, export_models.TAGS, make_tokenizer(vocab_file),
+                                     export_models.SEQ)
+  assert split == 0
+  logits = model(dict(input_word_ids=features["input_ids"], input_mask=features["input_mask"],
+                      input_type_ids=features["segment_ids"]), training=False).numpy()
+  served = tag_words(words=tf.constant([w for words in rows for w in words]),
+                     row_lengths=tf.constant([len(words) for words in rows], tf.int32))
+  for row, words in enumerate(rows):
+    labelled = features["label_ids"][row] >= 0
+    assert labelled.sum() == len(words)
+    probabilities = tf.nn.softmax(logits[row, labelled]).numpy()
+    assert [t.decode() for t in served["tags"].numpy()[row, :len(words)]] == [
+        export_models.TAGS[i] for i in probabilities.argmax(-1)]
+    np.testing.assert_allclose(served["scores"].numpy()[row, :len(words)],
+                               probabilities.max(-1), atol=1e-5)
+
+
+def test_served_words_are_tagged_at_the_pieces_the_records_label(exported, loaded):
+  _records_check(exported[0], loaded.signatures["tag_words"], export_models.VOCAB_FILE,
+                 [WORDS, ["Ünïcödé", "CAFÉ", "naïve", "日本語", "\x00", "wept"]])
+
+
+def test_a_sentencepiece_tagger_serves_like_its_records(tmp_path):
+  model_file = sentencepiece_models.build_model(str(tmp_path / "vocab"), vocab_size=300)
+  model = export_models.tagging_model()
+  module = TaggingServingModule(model, export_models.TAGS,
+                                TextPreprocessor(model_file, False, export_models.SEQ))
+  path = save(module, export_path(str(tmp_path), "tagging", 1), module.signatures())
+  os.remove(model_file)  # the export carries the model
+  loaded_model = tf.saved_model.load(path)
+  _records_check(model, loaded_model.signatures["tag_words"], os.path.join(
+      path, "assets", os.path.basename(model_file)), [["the", "old", "mill", "."], WORDS])
+  text = loaded_model.signatures["tag_text"](text=tf.constant([TEXT]))
+  assert text["start"].numpy()[0].tolist() == STARTS
 
 
 # Runs in a fresh interpreter: argv[1] = the export's path.
