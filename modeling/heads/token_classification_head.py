@@ -1,4 +1,4 @@
-"""ELECTRA's tagging head: every token's vector -> dropout -> dense."""
+"""The tagging head: every token's vector -> dropout -> dense."""
 import tensorflow as tf
 import tf_keras
 
@@ -9,9 +9,10 @@ from modeling.layers.initializers import truncated_normal
 class TokenClassificationHead(tf_keras.layers.Layer):
   """Per-token label logits from the encoder's sequence output.
 
-  The same structure as google-research/electra's tagging head (finetune/tagging) and
-  transformers' `*ForTokenClassification` (dropout, then one dense on every token), so a
-  tagging run exports to transformers exactly.
+  The structure of transformers' `*ForTokenClassification` (dropout, then one dense on every
+  token), so a tagging run exports to transformers exactly. google-research/electra's tagging
+  head (finetune/tagging/tagging_tasks.py) is the dense alone: this head with
+  dropout_rate=0 (configs/finetune/tagging_chunk.gin).
 
   Args:
     num_labels: number of tags.
