@@ -10,6 +10,7 @@ os.path.abspath(__file__) must land on the folder that holds official_runner.py.
 import ast
 import glob
 import os
+import re
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 FOLDERS = ("data", "modeling", "tasks", "training", "bench", "studies", "scripts", "tests")
@@ -72,4 +73,37 @@ def test_root_constants_name_the_repository_root():
   wrong = [f"{os.path.relpath(path, REPO)}:{line}: {name} resolves to {folder}"
            for path in _project_files() for line, name, folder in root_assignments(path)
            if folder != REPO]
+  assert not wrong, f"not the repository root {REPO}:\n" + "\n".join(wrong)
+
+
+def shell_root_cds(path):
+  """[(line, folder it resolves to)] for a shell script's `cd "$(dirname "$0")/../.."` lines."""
+  found = []
+  with open(path, encoding="utf-8") as f:
+    for number, line in enumerate(f, 1):
+      match = re.match(r'\s*cd "\$\(dirname "\$0"\)((?:/\.\.)*)"\s*$', line)
+      if match:
+        folder = os.path.dirname(os.path.abspath(path))
+        for _ in range(match.group(1).count("/..")):
+          folder = os.path.dirname(folder)
+        found.append((number, folder))
+  return found
+
+
+def test_a_shell_script_one_folder_too_low_is_caught(tmp_path):
+  script = tmp_path / "studies" / "data" / "build.sh"
+  script.parent.mkdir(parents=True)
+  script.write_text('set -e\ncd "$(dirname "$0")/.."\n')
+  assert shell_root_cds(str(script)) == [(2, str(tmp_path / "studies"))]
+
+
+def test_shell_scripts_cd_to_the_repository_root():
+  scripts = []
+  for folder in FOLDERS:
+    scripts += glob.glob(os.path.join(REPO, folder, "**", "*.sh"), recursive=True)
+  checked = [(path, line, folder) for path in sorted(scripts)
+             for line, folder in shell_root_cds(path)]
+  assert any(path.endswith("build_study_data.sh") for path, _, _ in checked)
+  wrong = [f"{os.path.relpath(path, REPO)}:{line}: cd resolves to {folder}"
+           for path, line, folder in checked if folder != REPO]
   assert not wrong, f"not the repository root {REPO}:\n" + "\n".join(wrong)

@@ -24,7 +24,7 @@ if [ $# -lt 1 ]; then
 fi
 mkdir -p "$1"
 OUT="$(cd "$1" && pwd)"
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 PYTHON="${2:-.venv/bin/python}"
 rm -f "$OUT/READY"
 
