@@ -15,7 +15,7 @@ from tasks.electra_pretraining import discriminator_metric_updates
 from tasks.electra_pretraining import discriminator_metrics
 from tasks.pretraining_task import PretrainingData
 from tasks.pretraining_task import PretrainingTask
-from tasks.protocol import SCORING_ENCODER
+from tasks.protocol import ENERGY_SCORING_ENCODER
 from tasks.protocol import SavedModelExport
 from tasks.protocol import StepResult
 from tasks.registry import register
@@ -65,7 +65,7 @@ class ElectricPretrainingTask(DrawsSamples, PretrainingTask):
 
   def saved_model_export(self) -> SavedModelExport:
     """The encoder with `score` (-sum of the energies, training/serving/export_electric.py)."""
-    return SavedModelExport("encoder", SCORING_ENCODER)
+    return SavedModelExport("encoder", ENERGY_SCORING_ENCODER)
 
   def build_metrics(self) -> Dict[str, tf_keras.metrics.Metric]:
     return dict(
