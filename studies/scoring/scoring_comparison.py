@@ -42,7 +42,7 @@ from studies.scoring import scorers
 FLAGS = flags.FLAGS
 flags.DEFINE_string("work_dir", None, "Where the runs and results go.")
 flags.DEFINE_string("recipe", "configs/quickstart_recipe.gin", "The training recipe (gin).")
-flags.DEFINE_list("recipe_param", [], "More gin bindings for every run.")
+flags.DEFINE_multi_string("recipe_param", [], "A gin binding for every run (repeatable).")
 flags.DEFINE_float("budget_flops", 400 * 128 * 1.0e8, "Training FLOPs per model.")
 flags.DEFINE_string("eval_text", "data/sample/tfrecords/corpus/eval.txt",
                     "Held-out text, one sentence (verse) a line.")
