@@ -78,9 +78,10 @@ def cloze_candidates(input_mask: tf.Tensor, input_type_ids: tf.Tensor) -> tf.Ten
 def energy_score(energies: tf.Tensor, weights: tf.Tensor) -> tf.Tensor:
   """Electric's sentence score: -sum_t E(x)_t over the weighted positions, float32 [batch].
 
-  The paper scores text with its pseudo-log-likelihood sum_t log p(x_t | x_\\t) =
-  sum_t (-E(x)_t - log Z(x_\\t)); Z is not computed, so the score is the sum of -E alone,
-  one forward pass for all tokens. Higher = more plausible.
+  With p(x_t | x_\\t) = exp(-E(x)_t) / Z(x_\\t), the pseudo-log-likelihood
+  sum_t log p(x_t | x_\\t) is sum_t (-E(x)_t - log Z(x_\\t)); Z is not computed, so this
+  score is the sum of -E alone (the PLL up to the partition functions), one forward pass for
+  all tokens. Higher = more plausible.
 
   Args:
     energies: float [batch, seq].
