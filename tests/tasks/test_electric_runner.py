@@ -17,6 +17,7 @@ from tests.kit import record_job
 SEQ, PREDICTIONS = 32, 5
 
 
+@pytest.mark.slow  # about 2-4 min: record job and a runner subprocess
 @pytest.mark.parametrize("config", ["configs/pretrain/electric_small.gin"])
 def test_runner_trains_and_evaluates_electric(config, tmp_path):
   records = tmp_path / "records"
