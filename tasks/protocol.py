@@ -29,11 +29,12 @@ from modeling.layers.encoder_config import EncoderConfig
 # The serving modules a SavedModel export can hold (training/serving/export_task.py writes them).
 ENCODER = "encoder"  # encode, serve_examples (+ text signatures and a Hub pair with a vocab)
 SCORING_ENCODER = "scoring_encoder"  # ENCODER's plus `score` (the model's masked-LM head)
+ENERGY_SCORING_ENCODER = "energy_scoring_encoder"  # ENCODER's plus `score` (Electric's energies)
 SENTENCE_PREDICTION = "sentence_prediction"  # a GLUE-style classifier or regressor
 QUESTION_ANSWERING = "question_answering"  # a SQuAD span predictor
 TAGGING = "tagging"  # a token tagger (NER, chunking, POS): a tag per word
-SERVING_KINDS = (ENCODER, SCORING_ENCODER, SENTENCE_PREDICTION, QUESTION_ANSWERING,
-                 TAGGING)
+SERVING_KINDS = (ENCODER, SCORING_ENCODER, ENERGY_SCORING_ENCODER, SENTENCE_PREDICTION,
+                 QUESTION_ANSWERING, TAGGING)
 
 
 @dataclasses.dataclass

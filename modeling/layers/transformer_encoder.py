@@ -175,9 +175,14 @@ class TransformerEncoder(tf_keras.layers.Layer):
       embeddings = self.embedding_projection(embeddings)
     return embeddings
 
+  def attention_mask(self, input_mask: tf.Tensor, dtype) -> tf.Tensor:
+    """Which keys each query attends to: every real token, [batch, 1, seq] (a subclass may
+    return [batch, seq, seq], e.g. causal: modeling/layers/causal_encoder.py)."""
+    return attention_mask_from_input_mask(input_mask, dtype)
+
   def call(self, inputs, training=None):
     embeddings = self.embed(inputs, training=training)
-    attention_mask = attention_mask_from_input_mask(inputs["input_mask"], embeddings.dtype)
+    attention_mask = self.attention_mask(inputs["input_mask"], embeddings.dtype)
     hidden = embeddings
     encoder_outputs = []
     for layer in self.transformer_layers:

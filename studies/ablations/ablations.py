@@ -87,6 +87,10 @@ VARIANTS = (
             bindings=(f"{_ELECTRA}.generator_width_multiplier = 0.125",)),
     Variant("generator_1_2", "electra",
             bindings=(f"{_ELECTRA}.generator_width_multiplier = 0.5",)),
+    # Electric (Clark et al., EMNLP 2020; google-research/electra's electric_objective): the
+    # discriminator as an energy-based cloze model trained by NCE against a two-tower cloze
+    # generator (two 1/4-wide towers), at ELECTRA's FLOPs (fewer steps: its step costs more).
+    Variant("electric", "electric"),
 )
 NAMES = tuple(variant.name for variant in VARIANTS)
 # The runs of one config under three pretraining seeds: the spread every variant is read

@@ -82,7 +82,9 @@ def test_dot_flops_reads_hlo_dots():
 
 # TEAMS with 2 layers, so its RTD branch reads a Transformer layer, not the embeddings.
 @pytest.mark.parametrize("objective,num_layers", [("electra", 1), ("teams", 2),
-                                                  ("electra_hp_loss", 1), ("script", 1)])
+                                                  ("electra_hp_loss", 1), ("script", 1),
+                                                  ("electric", 1),
+                                                  ("electra_uniform_generator", 1)])
 def test_matmul_count_equals_xla_dots_of_the_real_model(objective, num_layers):
   tf_keras.mixed_precision.set_global_policy("float32")
   task = pretraining_setup.build_task(

@@ -28,7 +28,7 @@ def _plan_recipe(budget_flops):
 
 def test_each_variant_gets_the_steps_its_own_flops_buy_and_two_stage_switches_at_half():
   variants = ablations.select(["electra", "share_none", "share_all", "generator_1_8",
-                               "two_stage"])
+                               "two_stage", "electric"])
   electra_flops = study_plan.step_flops(_plan_recipe(1.0), "electra")
   recipe = _plan_recipe(400 * electra_flops)  # 400 ELECTRA steps
   plan = ablations.plan(recipe, variants)["pretraining"]
@@ -38,6 +38,9 @@ def test_each_variant_gets_the_steps_its_own_flops_buy_and_two_stage_switches_at
   # changes the variables, not the work); a 1/8 generator costs less.
   assert flops["share_none"] == flops["share_all"] == flops["two_stage"] > electra_flops
   assert flops["generator_1_8"] < electra_flops
+  # Electric's two towers and its cloze head at every position cost more than ELECTRA's
+  # generator: fewer steps at the same budget.
+  assert flops["electric"] > electra_flops
   for name, entry in plan.items():
     assert entry["run_steps"] == [round(400 * electra_flops / flops[name])]
   assert plan["share_all"]["run_steps"][0] < 400 < plan["generator_1_8"]["run_steps"][0]

@@ -41,6 +41,8 @@ PAPER_MASKING = {
     "script": ("bert", 0.15, False, 1),
     "electra_hp_loss": ("electra", 0.15, True, 3),
     "electra_hp_dist": ("electra", 0.15, True, 3),
+    "electric": ("electra", 0.15, False, 1),  # ELECTRA's code chooses Electric's positions
+    "electra_uniform_generator": ("electra", 0.15, False, 1),  # ELECTRA's code's ablation
 }
 MASKING_BINDINGS = ("mask_strategy", "masked_lm_prob", "whole_word_mask", "max_ngram")
 
@@ -63,6 +65,8 @@ PAPER_MASKING_MODE = {
                         "same as the original ELECTRA"),
     "electra_hp_dist": ("dynamic", "electra_hp", "Most of our pre-training configurations are "
                         "same as the original ELECTRA"),
+    "electric": ("dynamic", "electric", _ELECTRA[2]),  # google-research/electra's code
+    "electra_uniform_generator": _ELECTRA,
 }
 
 

@@ -11,7 +11,9 @@ loads with no missing or unexpected weights:
                            model: DebertaV2Tokenizer(Fast), training/hf/hf_sentencepiece.py)
 
 The generator is written with its own copy of the tied embeddings, as transformers keeps
-generator and discriminator as two models.
+generator and discriminator as two models. A part a model names in
+`parts_without_transformers_class()` (Electric's two-tower generator) is not written; the
+export logs one line saying so.
 
 A fine-tuned model is one part, its encoder with its task head (token classification,
 sequence classification with transformers' head or BERT's pooler, question answering with
@@ -22,6 +24,7 @@ import json
 import os
 from typing import Dict, Optional, Sequence
 
+from absl import logging
 from safetensors.numpy import save as safetensors_bytes
 import tensorflow as tf
 
@@ -149,5 +152,8 @@ def export_hf(model, output_dir: str, vocab: Optional[RunVocab] = None,
           f"{part.config.relative_position!r} (encoder_config.relative_position), which "
           "transformers' ELECTRA and BERT have no weights for; export a SavedModel with "
           "--mode=export instead")
+  skipped = getattr(model, "parts_without_transformers_class", lambda: [])()
+  for name, reason in skipped:
+    logging.warning("--mode=export_hf: the %s is not written: %s", name, reason)
   return {part.name: export_part(part, os.path.join(output_dir, part.name), vocab)
           for part in parts}

@@ -6,6 +6,8 @@ Its kind picks the serving module:
   `hub_preprocessor` + `hub_encoder`;
 - SCORING_ENCODER (SCRIPT): ENCODER's, its `encoder` with `score` too
   (training/serving/export_script.py);
+- ENERGY_SCORING_ENCODER (Electric): ENCODER's, its `encoder` with `score` (the sum of the
+  energies, training/serving/export_electric.py);
 - SENTENCE_PREDICTION (GlueTask): `glue_<task name>` (training/serving/export_glue.py);
 - QUESTION_ANSWERING (SquadTask): `squad` (training/serving/export_squad.py);
 - TAGGING (TaggingTask): `tagging` (training/serving/export_tagging.py).
@@ -38,6 +40,7 @@ from training.serving.export import export_path
 from training.serving.export import save
 from training.serving.export_glue import GlueServingModule
 from training.serving.export_hub import export_hub_pair
+from training.serving.export_electric import ElectricServingModule
 from training.serving.export_script import ScriptServingModule
 from training.serving.export_squad import SquadServingModule
 from training.serving.export_tagging import TaggingServingModule
@@ -148,8 +151,10 @@ def _write_exports(task, model: tf_keras.Model, model_dir: str, version: int,
                     model_dir, VOCAB_FILE)
     return {export.name: export_encoder(model.encoder, model_dir, version, task.seq_length,
                                         name=export.name)}
-  if export.kind == protocol.SCORING_ENCODER:
-    module = ScriptServingModule(model, preprocessor)
+  if export.kind in (protocol.SCORING_ENCODER, protocol.ENERGY_SCORING_ENCODER):
+    module_class = (ScriptServingModule if export.kind == protocol.SCORING_ENCODER
+                    else ElectricServingModule)
+    module = module_class(model, preprocessor)
     paths = {export.name: save(module, path, module.signatures(), vocab)}
   else:
     paths = {export.name: export_encoder(model.encoder, model_dir, version,
