@@ -20,12 +20,17 @@ TensorFlow loads, and their entry points call `start(__name__)` before `app.run`
   line is its message alone (the data tools' progress lines), a warning or error reads
   `warning: ...` / `error: ...` (`ConsoleFormatter`). Still on stderr and filtered by
   --verbosity, as before (the runner shows warnings and errors only, unless --verbosity=0).
+- Ctrl-C ends a program with one line (`exit_interrupted`: where the last checkpoint is, or
+  what a rerun does), exit status 130, not a KeyboardInterrupt traceback.
 """
+import contextlib
 import glob
 import logging as python_logging
 import os
+import signal
 import sys
 import tempfile
+from typing import Iterator
 
 from absl import flags
 from absl import logging
@@ -33,6 +38,40 @@ from absl import logging
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 os.environ.setdefault("TF_USE_LEGACY_KERAS", "1")
 _NO_GPU_LINE = "failed call to cuInit"
+
+
+INTERRUPTED_STATUS = 130  # a shell's status for a program stopped by SIGINT (128 + 2)
+
+
+def exit_interrupted(what_now: str) -> None:
+  """Ends a program stopped by Ctrl-C: one line saying `what_now` (where the last checkpoint
+  is, what a rerun does) instead of a KeyboardInterrupt traceback; exit status 130."""
+  sys.stderr.flush()
+  print(f"interrupted (Ctrl-C): {what_now}", file=sys.stderr, flush=True)
+  raise SystemExit(INTERRUPTED_STATUS)
+
+
+@contextlib.contextmanager
+def workers_ignoring_ctrl_c() -> Iterator[None]:
+  """Start worker processes inside this block (data/pretraining/local_runner.py), with
+  `start_worker` as their initializer: Ctrl-C, which reaches every process of the terminal's
+  group, then stops the main process alone (which ends the workers) instead of printing each
+  worker's traceback. SIGINT is blocked in this thread meanwhile: a worker inherits the
+  blocked signal across exec until `start_worker` ignores it; this process still gets it
+  (now, on another thread, or when the block ends)."""
+  previous = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+  try:
+    yield
+  finally:
+    signal.pthread_sigmask(signal.SIG_SETMASK, previous)
+
+
+def start_worker() -> None:
+  """What a spawned worker process runs first: it ignores SIGINT (a Ctrl-C pending since
+  it started is dropped; see `workers_ignoring_ctrl_c`) and lists the devices quietly."""
+  signal.signal(signal.SIGINT, signal.SIG_IGN)
+  signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
+  list_devices_quietly()
 
 
 def start(module_name: str, list_devices: bool = True) -> None:
@@ -65,8 +104,8 @@ class ConsoleFormatter(python_logging.Formatter):
 
 def list_devices_quietly() -> None:
   """Lists the physical devices (initialising CUDA, not the TensorFlow context); also what
-  a spawned worker process runs first (data/pretraining/local_runner.py), which would
-  otherwise print its own cuInit line."""
+  a spawned worker process runs first (`start_worker`), which would otherwise print its own
+  cuInit line."""
   import tensorflow as tf  # pylint: disable=g-import-not-at-top
   if os.environ["TF_CPP_MIN_LOG_LEVEL"] == "0" or glob.glob("/dev/nvidia[0-9]*"):
     tf.config.list_physical_devices()
