@@ -20,20 +20,28 @@ TensorFlow loads, and their entry points call `start(__name__)` before `app.run`
   line is its message alone (the data tools' progress lines), a warning or error reads
   `warning: ...` / `error: ...` (`ConsoleFormatter`). Still on stderr and filtered by
   --verbosity, as before (the runner shows warnings and errors only, unless --verbosity=0).
+- No C++ notices that TF_CPP_MIN_LOG_LEVEL does not reach (absl's "All log messages before
+  absl::InitializeLog()" and its INFO lines, e.g. XLA's "Compiled cluster using XLA!"):
+  stderr goes through data/stderr_filter.py (`filter_stderr`), unless --verbosity is given
+  or TF_CPP_MIN_LOG_LEVEL=0.
 - Ctrl-C ends a program with one line (`exit_interrupted`: where the last checkpoint is, or
   what a rerun does), exit status 130, not a KeyboardInterrupt traceback.
 """
+import atexit
 import contextlib
 import glob
 import logging as python_logging
 import os
 import signal
+import subprocess
 import sys
 import tempfile
 from typing import Iterator
 
 from absl import flags
 from absl import logging
+
+from data import stderr_filter
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 os.environ.setdefault("TF_USE_LEGACY_KERAS", "1")
@@ -85,9 +93,46 @@ def start(module_name: str, list_devices: bool = True) -> None:
   if module_name != "__main__":  # a console command: absl's --help shows sys.argv[0]'s flags
     for flag in flags.FLAGS.get_key_flags_for_module(module_name):
       flags.FLAGS.register_key_flag_for_module(sys.argv[0], flag)
+  if os.environ["TF_CPP_MIN_LOG_LEVEL"] != "0" and not _asks_for_verbosity(sys.argv[1:]):
+    filter_stderr()
   logging.get_absl_handler().setFormatter(ConsoleFormatter())
   if list_devices:
     list_devices_quietly()
+
+
+def _asks_for_verbosity(args) -> bool:
+  return any(arg.split("=")[0] in ("--verbosity", "-v", "--v") for arg in args)
+
+
+_FILTER = []  # the running filter process, and this process's own stderr
+
+
+def filter_stderr() -> None:
+  """Sends this process's stderr (fd 2, which spawned workers inherit) through
+  data/stderr_filter.py, a process of its own that drops absl's C++ notices and passes every
+  other line as it ends. At exit, fd 2 is this process's own stderr again and the filter
+  writes what it holds before the program returns."""
+  if _FILTER:
+    return
+  sys.stderr.flush()
+  own_stderr = os.dup(2)
+  process = subprocess.Popen(
+      [sys.executable, "-I", "-S", stderr_filter.__file__], stdin=subprocess.PIPE,
+      stdout=own_stderr, start_new_session=True)  # its own session: Ctrl-C stops the program
+  os.dup2(process.stdin.fileno(), 2)
+  process.stdin.close()
+  _FILTER[:] = [process, own_stderr]
+  atexit.register(_stop_filtering)
+
+
+def _stop_filtering() -> None:
+  process, own_stderr = _FILTER
+  sys.stderr.flush()
+  os.dup2(own_stderr, 2)  # the pipe's last writer here: the filter reads to its end
+  try:
+    process.wait(timeout=10)
+  except subprocess.TimeoutExpired:  # a worker process still holds the pipe: let it be
+    pass
 
 
 class ConsoleFormatter(python_logging.Formatter):
