@@ -104,31 +104,42 @@ def _asks_for_verbosity(args) -> bool:
   return any(arg.split("=")[0] in ("--verbosity", "-v", "--v") for arg in args)
 
 
-_FILTER = []  # the running filter process, and this process's own stderr
+_FILTER = []  # the running filter process, and the fds it replaced: {fd: a copy of it}
+
+
+def _same_file(fd_a: int, fd_b: int) -> bool:
+  a, b = os.fstat(fd_a), os.fstat(fd_b)
+  return (a.st_dev, a.st_ino) == (b.st_dev, b.st_ino)
 
 
 def filter_stderr() -> None:
   """Sends this process's stderr (fd 2, which spawned workers inherit) through
   data/stderr_filter.py, a process of its own that drops absl's C++ notices and passes every
-  other line as it ends. At exit, fd 2 is this process's own stderr again and the filter
-  writes what it holds before the program returns."""
+  other line as it ends. Where stdout goes to the same place (a terminal, one pipe for both),
+  stdout goes through it too, so the lines keep their order. At exit, the fds are this
+  process's own again and the filter writes what it holds before the program returns."""
   if _FILTER:
     return
+  sys.stdout.flush()
   sys.stderr.flush()
-  own_stderr = os.dup(2)
+  fds = (1, 2) if _same_file(1, 2) else (2,)
+  saved = {fd: os.dup(fd) for fd in fds}
   process = subprocess.Popen(
       [sys.executable, "-I", "-S", stderr_filter.__file__], stdin=subprocess.PIPE,
-      stdout=own_stderr, start_new_session=True)  # its own session: Ctrl-C stops the program
-  os.dup2(process.stdin.fileno(), 2)
+      stdout=saved[2], start_new_session=True)  # its own session: Ctrl-C stops the program
+  for fd in fds:
+    os.dup2(process.stdin.fileno(), fd)
   process.stdin.close()
-  _FILTER[:] = [process, own_stderr]
+  _FILTER[:] = [process, saved]
   atexit.register(_stop_filtering)
 
 
 def _stop_filtering() -> None:
-  process, own_stderr = _FILTER
+  process, saved = _FILTER
+  sys.stdout.flush()
   sys.stderr.flush()
-  os.dup2(own_stderr, 2)  # the pipe's last writer here: the filter reads to its end
+  for fd, copy in saved.items():
+    os.dup2(copy, fd)  # the pipe's last writer here gone: the filter reads to its end
   try:
     process.wait(timeout=10)
   except subprocess.TimeoutExpired:  # a worker process still holds the pipe: let it be

@@ -61,3 +61,19 @@ def test_a_program_shows_the_library_lines_alone_unless_asked_for_more():
   for verbose in (_run("--verbosity=0"), _run(TF_CPP_MIN_LOG_LEVEL="0")):
     assert verbose.stderr == (_INIT_NOTICE + _XLA_NOTICE + "warning: the library's line\n"
                               + _INIT_NOTICE + _XLA_NOTICE + "error: the last line\n")
+
+
+def test_stdout_and_stderr_to_one_place_keep_their_order():
+  code = ("import os, sys\nfrom data import program\n"
+          "program.start('__main__', list_devices=False)\n"
+          "for i in range(50):\n"
+          "  print(f'out {i}', flush=True)\n"
+          f"  os.write(2, {_XLA_NOTICE!r}.encode())\n"
+          "  sys.stderr.write(f'err {i}\\n'); sys.stderr.flush()\n")
+  environment = {key: value for key, value in os.environ.items()
+                 if key != "TF_CPP_MIN_LOG_LEVEL"}
+  result = subprocess.run([sys.executable, "-c", code], cwd=REPO_ROOT, env=environment,
+                          stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                          check=True)
+  assert result.stdout.splitlines() == [line for i in range(50)
+                                        for line in (f"out {i}", f"err {i}")]
