@@ -109,6 +109,17 @@ def main(argv):
                    record=run_record(FLAGS.model_dir, FLAGS.mode, FLAGS.allow_config_change))
   except UserError as error:  # anything else is a bug: its traceback is kept
     sys.exit(f"error: {user_error_message(error)}")  # exit status 1
+  except KeyboardInterrupt:
+    program.exit_interrupted(last_checkpoint_line(FLAGS.model_dir))
+
+
+def last_checkpoint_line(model_dir):
+  """Where a stopped run's last checkpoint is, and what the same command does next."""
+  import tensorflow as tf  # pylint: disable=g-import-not-at-top
+  latest = tf.train.latest_checkpoint(model_dir) if tf.io.gfile.isdir(model_dir) else None
+  if latest is None:
+    return f"no checkpoint in --model_dir={model_dir} yet; the same command starts again"
+  return f"the last checkpoint is {latest}; the same command resumes from it"
 
 
 def entry_point():

@@ -109,3 +109,47 @@ def ops_per_step(run_steps: Callable[[int], object], steps: int) -> Dict[str, fl
   per_step = {op_type: count for op_type, count in per_step.items() if count > 0}
   per_step["total"] = (sum(long.values()) - sum(short.values())) / steps
   return per_step
+
+
+# Bookkeeping nodes of a function body that no executor runs as work of their own.
+_BOOKKEEPING_OPS = ("Identity", "NoOp", "Const")
+
+
+def loop_body_ops(concrete_function) -> Dict[str, int]:
+  """Op types -> how many ops of that type each iteration of a traced loop runs: the ops of
+  its tf.while_loop's condition and body that the loop's outputs or side effects depend on
+  (the ops TensorFlow keeps when it prunes the graph), Identity, NoOp and Const left out.
+
+  Read from the graph, not a profiler trace: the same on any machine, whatever its load
+  (`ops_per_step` measures what the host runs, for the benchmarks).
+
+  Args:
+    concrete_function: a traced function holding one While op, e.g. orbit's train loop
+      (`trainer._train_loop_fn.get_concrete_function(iterator, tf.constant(2))`).
+
+  Returns:
+    A dict of counts; a call of a function compiled with XLA counts as one
+    "StatefulPartitionedCall" (or "PartitionedCall"), listed again under "<op>[xla]".
+  """
+  graph = concrete_function.graph
+  functions = {f.signature.name: f for f in graph.as_graph_def().library.function}
+  [loop] = [op for op in graph.get_operations() if op.type in ("While", "StatelessWhile")]
+  counts = collections.Counter()
+  for part in ("cond", "body"):
+    function = functions[loop.get_attr(part).name]
+    nodes = {node.name: node for node in function.node_def}
+    pending = [output.split(":")[0] for output in function.ret.values()]
+    pending += list(function.control_ret.values())
+    kept = set()
+    while pending:
+      name = pending.pop().lstrip("^").split(":")[0]
+      if name in nodes and name not in kept:
+        kept.add(name)
+        pending.extend(nodes[name].input)
+    for name in kept:
+      node = nodes[name]
+      if node.op not in _BOOKKEEPING_OPS:
+        counts[node.op] += 1
+        if node.attr["_XlaMustCompile"].b:
+          counts[f"{node.op}[xla]"] += 1
+  return dict(counts)

@@ -168,6 +168,9 @@ def main(argv):
           FLAGS.tfds_data_dir)
   except (ValueError, FileNotFoundError) as e:  # Bad input: the message says which file.
     raise SystemExit(f"error: {e}") from e
+  except KeyboardInterrupt:
+    program.exit_interrupted(f"--output_dir={FLAGS.output_dir} is not finished; the same "
+                             "command writes it again")
   print(json.dumps(meta_data["num_records"]), flush=True)
 
 

@@ -95,6 +95,9 @@ def main(argv):
       create_records.run(FLAGS.input_files, FLAGS.vocab_file, FLAGS.output_dir, **settings)
   except ValueError as e:  # Bad input or settings: the message says which.
     raise SystemExit(f"error: {e}") from e
+  except KeyboardInterrupt:
+    program.exit_interrupted(f"--output_dir={FLAGS.output_dir} holds no finished output "
+                             "(no metadata.json); the same command starts the job again")
 
 
 def entry_point():

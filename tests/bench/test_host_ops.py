@@ -61,3 +61,20 @@ def test_a_compiled_function_called_from_a_graph_counts_as_its_call_op():
     if counts:
       break
   assert dict(counts) in ({"PartitionedCall": 1}, {"StatefulPartitionedCall": 1}), counts
+
+
+def test_loop_body_ops_are_read_from_the_graph_pruned_as_tensorflow_runs_it():
+  compiled = tf.function(ten_sines, jit_compile=True)
+
+  @tf.function
+  def steps(n):
+    def body(i, x):
+      unused = tf.sin(x) * 3.0  # pylint: disable=unused-variable
+      return i + 1, compiled(x)
+    return tf.while_loop(lambda i, x: i < n, body, (tf.constant(0), tf.ones([4])))
+
+  loop = steps.get_concrete_function(tf.constant(2))
+  # The condition's Less, the AddV2s of i and of while_loop's own iteration counter, the
+  # compiled call (stateless: PartitionedCall); not the unused Sin and Mul.
+  assert host_ops.loop_body_ops(loop) == {
+      "Less": 1, "AddV2": 2, "PartitionedCall": 1, "PartitionedCall[xla]": 1}

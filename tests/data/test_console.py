@@ -32,7 +32,7 @@ def _finetuning(tmp_path):
     (tmp_path / f"{split}.csv").write_text("sentence,label\nthe man,x\nthe dog,y\n")
   return ["data.create_finetuning_data", "--task=classification", f"--input_dir={tmp_path}",
           f"--vocab_file={FINETUNING_VOCAB}", f"--output_dir={tmp_path}/out"], [
-              f"2 labels from {tmp_path}/train.csv: x, y",
+              f"2 labels from {tmp_path}/train.csv: 'x', 'y'",
               "classification train: encoding 2 examples",
               "writing train.tf_record: 2/2 records (100%) in ",
               "classification train: 2 examples", "classification dev: encoding 2 examples",
