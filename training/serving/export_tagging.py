@@ -10,7 +10,9 @@ tokenized on its own into word pieces, as the records' writer does
 (data/finetuning/tagging_features.py; a word the tokenizer drops entirely becomes [UNK]
 there and here), and the tag is read at its first piece.
 
-Signatures (S = the records' max_seq_length; a row holds at most S - 2 word pieces):
+Signatures (S = the records' max_seq_length; a row holds at most S - 2 word pieces; a
+batch is packed to its longest row plus [CLS] and [SEP], at most S, as transformers'
+tokenizers pad with `padding=True`):
   `tag_text`(text: string [batch]), also served as `serving_default`, returns
     `words` string [batch, max_words] (the words found, "" as padding),
     `tags` string [batch, max_words] ("" as padding), `tag_ids` int32 (-1 as padding),
@@ -139,10 +141,13 @@ class TaggingServingModule(tf.Module):
           tf.gather(tf.concat([tf.cast(words.value_rowids(), tf.int64),
                                tf.zeros([1], tf.int64)], 0), first_blank),
           ") is empty or blank: send words, not spaces"))
+    # Packed to the batch's longest row, not to S: the encoder's cost grows with the packed
+    # length, and the attention mask keeps padding out of every piece's output.
+    longest = tf.minimum(tf.reduce_max(tf.concat([per_row, [0]], 0)), capacity)
     with tf.control_dependencies(checks):
-      inputs = self.preprocessor.pack([row_pieces])
+      inputs = self.preprocessor.pack([row_pieces], longest + 2)  # [batch, L <= S]
     logits = tf.cast(self.head(self.encoder(inputs, training=False)["sequence_output"],
-                               training=False), tf.float32)  # [batch, S, labels]
+                               training=False), tf.float32)  # [batch, L, labels]
     # A word's first piece: 1 ([CLS]) + the pieces of the words before it in its row.
     before = tf.cumsum(pieces_per_word, exclusive=True)  # [W], over the whole batch
     row_start = tf.gather(tf.concat([before, [tf.reduce_sum(pieces_per_word)]], 0),
