@@ -74,7 +74,7 @@ def load_vocab(vocab_file: str) -> List[str]:
 
   Raises:
     UserError: the file is empty, starts with a byte-order mark, is not UTF-8, holds a token
-      twice or lacks one of [PAD] [UNK] [CLS] [SEP] [MASK].
+      twice, lacks one of [PAD] [UNK] [CLS] [SEP] [MASK], or (WordPiece) holds nothing else.
   """
   with tf.io.gfile.GFile(vocab_file, "rb") as f:
     raw = f.read()
@@ -85,6 +85,10 @@ def load_vocab(vocab_file: str) -> List[str]:
     return vocab
   vocab = vocab_files.wordpiece_tokens(raw, vocab_file)
   _check_special_tokens(vocab, vocab_file)
+  if not set(vocab) - set(SPECIAL_TOKENS):  # tensorflow-text cannot build a tokenizer
+    raise UserError(f"Vocab file {vocab_file} holds only the special tokens "
+                    f"{' '.join(SPECIAL_TOKENS)}: no token to split text into (build a vocab "
+                    "with `python -m data.build_vocab`).")
   return vocab
 
 

@@ -49,6 +49,10 @@ class PretrainingData:
       states no masking: static records are then read unchecked.
     allow_masking_mismatch: static records masked otherwise than the rules above are an
       error naming both; True trains on them anyway, with a warning.
+    records_from_another_tool: read record files that no create_pretraining_data
+      metadata.json lists (records written by another tool), with a warning; by default
+      such a file (a folder without metadata.json, as a killed job leaves it, or a file its
+      metadata.json does not list) stops the run, naming it.
     input_split: how several input pipelines (multi-worker runs) share the data: "files"
       (each reads its own files, or every n-th record with fewer files than pipelines) or
       "global_batch" (each reads all of it in one process's order and keeps its rows of
@@ -68,6 +72,7 @@ class PretrainingData:
   whole_word_mask: bool = False
   max_ngram: int = 1
   allow_masking_mismatch: bool = False
+  records_from_another_tool: bool = False
   input_split: str = "files"
 
   def __post_init__(self):
@@ -188,7 +193,8 @@ class PretrainingTask(abc.ABC):
     common = dict(batch_size=batch_size, seq_length=self.data.seq_length,
                   max_predictions_per_seq=self.data.max_predictions_per_seq,
                   is_training=is_training, seed=self.seed, input_context=input_context,
-                  drop_remainder=True, on_corrupt_file=self.data.on_corrupt_file)
+                  drop_remainder=True, on_corrupt_file=self.data.on_corrupt_file,
+                  records_from_another_tool=self.data.records_from_another_tool)
     if self.data.masking == "dynamic":
       return pretraining_loader.dynamic_masking_dataset(
           pattern, masked_lm_prob=self.data.masked_lm_prob,

@@ -9,6 +9,7 @@ position), so a stopped run resumes exactly.
 import collections
 import dataclasses
 import os
+import re
 import tempfile
 from typing import Dict, List, Optional
 
@@ -68,6 +69,92 @@ def resolve_checkpoint_path(path: str) -> str:
     if latest is None:
       raise MissingFileError(f"no checkpoint in directory {path}")
     return latest
+  return path
+
+
+def checkpoint_damage(path: str) -> Optional[str]:
+  """Why checkpoint `path` cannot be restored, naming its file; None when every tensor reads.
+
+  Reads every tensor once: a truncated or corrupted `.index` fails to open, a truncated
+  `.data-*` reads short, a corrupted one fails its checksum. (The reader is opened on the
+  prefix itself: tf.train.load_checkpoint takes a ram:// prefix for a folder.)
+  """
+  try:
+    reader = tf.compat.v1.train.NewCheckpointReader(path)
+  except (tf.errors.OpError, ValueError, IndexError) as error:
+    return f"{path}.index cannot be read ({_first_line(error)})"
+  try:
+    for name, dtype in reader.get_variable_to_dtype_map().items():
+      # (RestoreV2, not reader.get_tensor: it also reads an input iterator's state, a
+      # tf.variant that has no numpy type)
+      tf.raw_ops.RestoreV2(prefix=path, tensor_names=[name], shape_and_slices=[""],
+                           dtypes=[dtype])
+  except (tf.errors.OpError, ValueError, IndexError) as error:
+    data_files = sorted(tf.io.gfile.glob(path + ".data-*")) or [path + ".data-*"]
+    return f"{' / '.join(data_files)} cannot be read ({_first_line(error)})"
+  return None
+
+
+def _first_line(error: Exception) -> str:
+  """An error's message alone: its first line, without an op's "{{function_node ...}}"
+  prefix and "[Op:...]" suffix."""
+  message = (getattr(error, "message", None) or str(error)).strip()
+  message = re.sub(r"^\{\{function_node [^}]*\}\}\s*|\s*\[Op:\w+\]$", "",
+                   message.splitlines()[0] if message else "")
+  return message or type(error).__name__
+
+
+def _write_checkpoint_state(model_dir: str, prefixes: List[str]) -> None:
+  """Writes DIR/checkpoint naming `prefixes` (names in DIR, oldest first; the last is the
+  latest), as a CheckpointManager writes it."""
+  text = f'model_checkpoint_path: "{prefixes[-1]}"\n' + "".join(
+      f'all_model_checkpoint_paths: "{prefix}"\n' for prefix in prefixes)
+  path = os.path.join(model_dir, "checkpoint")
+  with tf.io.gfile.GFile(path + ".tmp", "w") as f:
+    f.write(text)
+  tf.io.gfile.rename(path + ".tmp", path, overwrite=True)
+
+
+DAMAGED_DIR = "damaged"
+
+
+def set_aside_damaged_checkpoints(model_dir: str) -> Optional[str]:
+  """Before a resume: moves the newest checkpoints that cannot be restored to DIR/damaged/
+  (kept, not deleted) and names the newest one that can in DIR/checkpoint, so the run
+  resumes from it; a line says which checkpoint was skipped and why.
+
+  Returns:
+    The checkpoint the run resumes from (None: DIR has none).
+
+  Raises:
+    UserError: no checkpoint of DIR can be restored (nothing is moved).
+  """
+  state = tf.train.get_checkpoint_state(model_dir)
+  if state is None or not state.model_checkpoint_path:
+    return None
+  paths = [path for path in state.all_model_checkpoint_paths
+           if path != state.model_checkpoint_path] + [state.model_checkpoint_path]
+  damaged = []
+  for path in reversed(paths):
+    reason = checkpoint_damage(path)
+    if reason is None:
+      break
+    damaged.append((path, reason))
+  else:
+    raise UserError(f"no checkpoint in --model_dir={model_dir} can be restored: "
+                    + "; ".join(reason for _, reason in damaged)
+                    + ". Move them away to train from the start")
+  if not damaged:
+    return path
+  kept_dir = os.path.join(model_dir, DAMAGED_DIR)
+  tf.io.gfile.makedirs(kept_dir)
+  for damaged_path, reason in damaged:
+    for file in tf.io.gfile.glob(damaged_path + ".*"):
+      tf.io.gfile.rename(file, os.path.join(kept_dir, os.path.basename(file)), overwrite=True)
+    print(f"skipping {damaged_path}: {reason}; its files are kept in {kept_dir}", flush=True)
+  kept = [os.path.basename(kept_path) for kept_path in paths[:len(paths) - len(damaged)]]
+  _write_checkpoint_state(model_dir, kept)
+  print(f"resuming from {path}, the newest checkpoint that restores", flush=True)
   return path
 
 

@@ -24,6 +24,7 @@ from training.checkpoints import check_same_model
 from training.checkpoints import IntervalCheckpointManager
 from training.checkpoints import remove_partial_checkpoints
 from training.checkpoints import Rollback
+from training.checkpoints import set_aside_damaged_checkpoints
 from training.checkpoints import training_checkpoint
 from training.finetuning_trainer import FinetuningTrainer
 from training.hf.hf_export import export_hf
@@ -228,6 +229,8 @@ def _run(mode: str, model_dir: str, task: Task, checkpoint_path: str,
   if chief and not writes and evaluating:
     print(f"--model_dir={model_dir} is not writable: the evaluation is printed only (not "
           "added to metrics.jsonl or DIR/eval)", flush=True)
+  if training and chief:  # before the checkpoint manager reads DIR/checkpoint
+    set_aside_damaged_checkpoints(model_dir)
 
   with strategy.scope():
     model = task.build_model()

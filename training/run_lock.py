@@ -4,36 +4,14 @@ Two runs training into one DIR interleave their checkpoints, `metrics.jsonl` and
 final weights of one, the metrics of the other). So a training run (the chief of a
 multi-worker one: the other workers write only their scratch folders) holds DIR/.run.lock
 from before it writes anything until it ends (finished, failed, preempted with status 42);
-a second one stops at once, naming the folder and the holder (host, pid, start time, mode,
-command line, all in the file as JSON). eval and export take no lock: they only read the
-checkpoints, so an export during training is fine.
-
-How a lock left by a killed run is told apart from a live one:
-
-- A local folder: the file is locked with flock(2), which the kernel releases when the
-  holder's process ends however it ends (SIGKILL included). A file whose flock is free is a
-  stale lock: it is taken over, with a line saying whose it was. This also holds for a
-  folder copied with its lock, or a host that rebooted.
-- A `tf.io.gfile` path of another filesystem (gs://, ...): no flock and no atomic
-  create-if-absent there, so the lock is a plain file, written and read back (two runs
-  starting within the same second may both win). A lock of this host whose pid is no longer
-  running (or is another process: its start time differs) is stale and taken over; one of
-  another host cannot be checked from here: the run stops, naming the holder and the file to
-  delete if that run is really gone.
+a second one stops at once, naming the folder and the holder. eval and export take no lock:
+they only read the checkpoints, so an export during training is fine. The lock itself, and
+how one left by a killed run is taken over, is data/folder_lock.py's (preprocessing jobs
+hold one too).
 """
-import datetime
-import errno
-import fcntl
-import json
 import os
-import socket
-import sys
-import time
-from typing import Optional
 
-import tensorflow as tf
-
-from data.user_error import UserError
+from data import folder_lock
 
 LOCK_FILE = ".run.lock"
 
@@ -42,154 +20,18 @@ def lock_path(model_dir: str) -> str:
   return os.path.join(model_dir, LOCK_FILE)
 
 
-def _is_local(path: str) -> bool:
-  return "://" not in path
-
-
-def _process_start(pid: int) -> Optional[str]:
-  """The start time of process `pid` in clock ticks since boot (Linux), or None."""
-  try:
-    with open(f"/proc/{pid}/stat", encoding="ascii") as f:
-      return f.read().rsplit(")", 1)[1].split()[19]
-  except (OSError, IndexError):
-    return None
-
-
-def _holder_info(mode: str) -> dict:
-  return dict(host=socket.gethostname(), pid=os.getpid(), pid_start=_process_start(os.getpid()),
-              started=datetime.datetime.now().isoformat(timespec="seconds"), mode=mode,
-              command=" ".join(sys.argv))
-
-
-def describe(holder: dict) -> str:
-  """The holder of a lock, for a message."""
-  if not holder:
-    return "an unreadable lock file"
-  return (f"pid {holder.get('pid')} on {holder.get('host')} ({holder.get('mode')}, started "
-          f"{holder.get('started')}: {holder.get('command')})")
-
-
-def _parse(text: str) -> dict:
-  try:
-    holder = json.loads(text)
-  except ValueError:
-    return {}
-  return holder if isinstance(holder, dict) else {}
-
-
-def _is_running_here(holder: dict) -> bool:
-  """Whether the holder is a process of this host that is still running."""
-  pid = holder.get("pid")
-  if not isinstance(pid, int) or pid <= 0:
-    return False
-  try:
-    os.kill(pid, 0)
-  except ProcessLookupError:
-    return False
-  except PermissionError:  # someone else's process: alive
-    pass
-  start = _process_start(pid)
-  return start is None or holder.get("pid_start") in (None, start)
-
-
-class RunLock:
+class RunLock(folder_lock.FolderLock):
   """DIR/.run.lock, held from `acquire` to `release` (a context manager)."""
 
   def __init__(self, model_dir: str, mode: str):
+    super().__init__(model_dir, LOCK_FILE, mode)
     self.model_dir = model_dir
-    self.path = lock_path(model_dir)
-    self.mode = mode
-    self._fd = None
-    self._held = False
 
-  def __enter__(self) -> "RunLock":
-    self.acquire()
-    return self
+  def refusal(self, holder_description: str, hint: str) -> str:
+    return (f"--model_dir={self.model_dir} is in use by another training run: "
+            f"{holder_description} holds {self.path}{hint}. Wait for it to end, or train in "
+            "another --model_dir")
 
-  def __exit__(self, *unused):
-    self.release()
-
-  def _refuse(self, holder: dict, hint: str = "") -> UserError:
-    return UserError(f"--model_dir={self.model_dir} is in use by another training run: "
-                     f"{describe(holder)} holds {self.path}{hint}. Wait for it to end, or "
-                     "train in another --model_dir")
-
-  def acquire(self) -> None:
-    """Takes the lock, or raises UserError naming its holder (or why DIR is not writable)."""
-    try:
-      tf.io.gfile.makedirs(self.model_dir)
-      if _is_local(self.path):
-        self._acquire_local()
-      else:
-        self._acquire_gfile()
-    except (PermissionError, tf.errors.PermissionDeniedError) as error:
-      raise UserError(f"--model_dir={self.model_dir} is not writable ({error}): a training "
-                      "run writes its checkpoints there") from None
-    self._held = True
-
-  def _acquire_local(self) -> None:
-    while True:
-      fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
-      try:
-        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-      except OSError as error:
-        os.close(fd)
-        if error.errno not in (errno.EAGAIN, errno.EACCES):
-          raise
-        raise self._refuse(self._read()) from None
-      try:  # the file we locked may have been released and deleted meanwhile: try again
-        same_file = os.stat(self.path).st_ino == os.fstat(fd).st_ino
-      except FileNotFoundError:
-        same_file = False
-      if same_file:
-        break
-      os.close(fd)
-    old = _parse(os.read(fd, 1 << 16).decode("utf-8", "replace"))
-    if old:
-      print(f"taking over {self.path}, left by a run that is no longer running: "
-            f"{describe(old)}", flush=True)
-    os.ftruncate(fd, 0)
-    os.lseek(fd, 0, os.SEEK_SET)
-    os.write(fd, json.dumps(_holder_info(self.mode)).encode())
-    os.fsync(fd)
-    self._fd = fd
-
-  def _read(self) -> dict:
-    try:
-      with tf.io.gfile.GFile(self.path) as f:
-        return _parse(f.read())
-    except tf.errors.NotFoundError:
-      return {}
-
-  def _acquire_gfile(self) -> None:
-    if tf.io.gfile.exists(self.path):
-      holder = self._read()
-      if holder.get("host") != socket.gethostname():
-        raise self._refuse(holder, f" (another host: it cannot be checked from here; if that "
-                           f"run is gone, delete {self.path})")
-      if _is_running_here(holder):
-        raise self._refuse(holder)
-      print(f"taking over {self.path}, left by a run that is no longer running: "
-            f"{describe(holder)}", flush=True)
-      tf.io.gfile.remove(self.path)
-    mine = json.dumps(_holder_info(self.mode))
-    with tf.io.gfile.GFile(self.path, "w") as f:
-      f.write(mine)
-    time.sleep(1.0)  # no atomic create here: a run that wrote at the same time wins or loses now
-    if self._read() != json.loads(mine):
-      raise self._refuse(self._read())
-
-  def release(self) -> None:
-    """Deletes the lock file (the flock goes with it); nothing when not held."""
-    if not self._held:
-      return
-    self._held = False
-    try:
-      if self._fd is not None:
-        os.unlink(self.path)  # while still locked: a waiting opener then retries
-        os.close(self._fd)
-        self._fd = None
-      elif self._read().get("pid") == os.getpid():
-        tf.io.gfile.remove(self.path)
-    except (OSError, tf.errors.OpError):
-      pass
+  def not_writable(self, error: Exception) -> str:
+    return (f"--model_dir={self.model_dir} is not writable ({error}): a training run writes "
+            "its checkpoints there")

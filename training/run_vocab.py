@@ -162,8 +162,10 @@ def _records_vocab(task) -> Optional[RunVocab]:
   settings = metadata.get("settings", {})
   if metadata.get("vocab_file"):  # the job's copy, next to the shards
     found = _existing(os.path.join(directory, metadata["vocab_file"]), directory)
-  else:  # records of older jobs: the path the job was given
-    found = _existing(settings.get("vocab_file", ""), directory)
+  elif settings.get("vocab_file"):  # records of older jobs: the path the job was given
+    found = _existing(settings["vocab_file"], directory)
+  else:  # a metadata.json that names no vocab
+    return None
   if found is None:
     logging.warning("%s names the vocab %r, which is not there: no vocab is kept with the run",
                     metadata_file, metadata.get("vocab_file") or settings.get("vocab_file"))

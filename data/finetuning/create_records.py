@@ -187,7 +187,7 @@ def create_classification_data(tokenizer: Tokenizer, output_dir: str,
     labels = ()
   elif not labels:
     labels = sentence_reader.infer_labels(files["train"], label_column)
-    logging.info("%d labels from %s: %s", len(labels), files["train"], ", ".join(labels))
+    logging.info("%d labels from %s: %s", len(labels), files["train"], sentence_reader.label_summary(labels))
   spec = SentenceTaskSpec(CLASSIFICATION_TASK, tuple(text_columns), label_column,
                           tuple(labels), test_splits=("test",))
   if spec.num_classes == 1 and not regression:

@@ -10,6 +10,9 @@ Labels that read as a non-finite number ("nan", "inf", JSON NaN) are what a spre
 pandas writes for a missing value: a regression task refuses them, and so does a classifier
 whose labels are inferred from the training file; a declared label list (`--labels`) decides
 whether a string such as "nan" names a class.
+
+A label is read without its surrounding whitespace (a trailing space or tab is invisible in
+a spreadsheet: "pos " and "pos" are one class); case is significant ("Pos" and "pos" are two).
 """
 import dataclasses
 import math
@@ -52,12 +55,14 @@ def _text(value: Any, where: str, column: str, allow_empty: bool) -> str:
 
 
 def label_string(value: Any) -> str:
-  """A label as text: JSON numbers and booleans as written in a TSV ("3", "true")."""
+  """A label as text: JSON numbers and booleans as written in a TSV ("3", "true"), without
+  surrounding whitespace ("pos " and " pos" are "pos"; case is kept: "Pos" is another
+  label)."""
   if isinstance(value, bool):
     return str(value).lower()
   if isinstance(value, float) and value.is_integer():
     return str(int(value))
-  return str(value)
+  return str(value).strip()
 
 
 def _non_finite(value: Any) -> bool:
@@ -68,6 +73,16 @@ def _non_finite(value: Any) -> bool:
     return not math.isfinite(float(value))
   except ValueError:
     return False
+
+
+_LABELS_SHOWN = 20
+
+
+def label_summary(labels: Sequence[str], shown: int = _LABELS_SHOWN) -> str:
+  """The labels quoted (so spaces show), the first `shown` of them, and how many more:
+  "'neg', 'pos'", or "'a', 'b', ... and 4998 more" (a line of bounded length)."""
+  text = ", ".join(map(repr, labels[:shown]))
+  return text + (f", ... and {len(labels) - shown} more" if len(labels) > shown else "")
 
 
 def _check_label_present(value: Any, where: str, column: str) -> None:
@@ -92,7 +107,8 @@ def _label(spec: SentenceTaskSpec, value: Any, where: str) -> Label:
                     f"one of {spec.labels}")
   label = label_string(value)
   if label not in spec.labels:
-    raise ValueError(f"{where}: unknown label {label!r}; expected one of {spec.labels}")
+    raise ValueError(f"{where}: unknown label {label!r}; expected one of "
+                     f"({label_summary(spec.labels)})")
   return label
 
 

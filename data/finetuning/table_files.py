@@ -8,7 +8,7 @@ GLUE download), `.csv` (comma-separated, "double quotes" around fields that need
 import csv
 import json
 import os
-from typing import Any, Dict, Iterator, List, Optional, Sequence, Tuple
+from typing import Any, Dict, Iterator, List, Optional, Sequence, Set, Tuple
 
 from absl import logging
 import tensorflow as tf
@@ -16,6 +16,9 @@ import tensorflow as tf
 FORMATS = {".tsv": "tsv", ".csv": "csv", ".jsonl": "jsonl", ".json": "jsonl"}
 
 Row = Dict[str, Any]
+# (file, skipped lines) already warned about: a job that reads a file twice (a classifier's
+# training file: its labels, then its examples) warns once.
+_WARNED: Set[Tuple[str, Tuple[int, ...]]] = set()
 
 
 def file_format(path: str) -> str:
@@ -52,7 +55,9 @@ def _delimited_rows(path: str, delimiter: str, quoting: int,
       rows.append((line, dict(zip(column_names, record))))
     else:
       bad_lines.append(line)
-  if bad_lines:
+  warning = (path, tuple(bad_lines))
+  if bad_lines and warning not in _WARNED:  # once, though a job reads a file twice
+    _WARNED.add(warning)
     logging.warning("%s: skipped %d of %d rows whose field count is not the header's %d "
                     "(lines %s)", path, len(bad_lines), len(records), len(column_names),
                     ", ".join(map(str, bad_lines[:5])) + (", ..." if len(bad_lines) > 5 else ""))
@@ -87,7 +92,8 @@ def read_rows(path: str, column_names: Optional[Sequence[str]] = None,
 
   Returns:
     (line number, row) pairs in file order; TSV/CSV values are strings, JSON values as
-    parsed. Rows with the wrong number of fields are skipped with a warning.
+    parsed. Rows with the wrong number of fields are skipped with a warning (once per file
+    and process).
 
   Raises:
     ValueError: the file is missing, has a bad extension, bad JSON, or lacks a required

@@ -98,6 +98,7 @@ def run(input_files: Union[str, Sequence[str]], vocab_file: str, output_dir: str
     raise ValueError(f"runner must be 'local' or 'beam', got {runner!r}.")
   vocab = tokenization.load_vocab(vocab_file)
   files = text_reading.list_input_files(input_files)
+  shard_files.check_inputs_outside(files, input_files, output_dir)
   chunks, skipped_files = text_reading.plan_chunks(files)
   for skipped in skipped_files:
     logging.warning("Skipping %s (%s).", skipped["path"], skipped["reason"])
@@ -105,33 +106,34 @@ def run(input_files: Union[str, Sequence[str]], vocab_file: str, output_dir: str
     raise ValueError(f"No usable input file among the {len(files)} matched by "
                      f"{input_files!r}: " +
                      ", ".join(f"{s['path']} ({s['reason']})" for s in skipped_files))
-  shard_files.prepare_output_dir(output_dir)
-  vocab_copy = os.path.join(output_dir, pretraining_metadata.vocab_copy_name(tokenizer_kind))
-  if os.path.abspath(vocab_copy) != os.path.abspath(vocab_file):
-    tf.io.gfile.copy(vocab_file, vocab_copy, overwrite=True)
-  logging.info("Preprocessing %d files (%d chunks) into %d shards with the %s runner.",
-               len(files) - len(skipped_files), len(chunks), num_shards, runner)
+  with shard_files.OutputDirLock(output_dir):  # before anything is deleted
+    shard_files.prepare_output_dir(output_dir)
+    vocab_copy = os.path.join(output_dir, pretraining_metadata.vocab_copy_name(tokenizer_kind))
+    if os.path.abspath(vocab_copy) != os.path.abspath(vocab_file):
+      tf.io.gfile.copy(vocab_file, vocab_copy, overwrite=True)
+    logging.info("Preprocessing %d files (%d chunks) into %d shards with the %s runner.",
+                 len(files) - len(skipped_files), len(chunks), num_shards, runner)
 
-  metadata_path = os.path.join(output_dir, shard_files.METADATA_FILE)
+    metadata_path = os.path.join(output_dir, shard_files.METADATA_FILE)
 
-  def finish(counts, shards):
-    metadata = pretraining_metadata.build_metadata(
-        settings, len(vocab), files, skipped_files, counts, shards, tokenizer_kind)
-    if not metadata["counts"]["packed_examples"]:
-      shard_files.prepare_output_dir(output_dir)  # the empty shards go; no metadata.json
-      raise UserError(_no_example_message(settings, input_files, metadata))
-    shard_files.write_json_atomically(metadata_path, metadata)
+    def finish(counts, shards):
+      metadata = pretraining_metadata.build_metadata(
+          settings, len(vocab), files, skipped_files, counts, shards, tokenizer_kind)
+      if not metadata["counts"]["packed_examples"]:
+        shard_files.prepare_output_dir(output_dir)  # the empty shards go; no metadata.json
+        raise UserError(_no_example_message(settings, input_files, metadata))
+      shard_files.write_json_atomically(metadata_path, metadata)
 
-  if runner == "local":
-    counts, shards = local_runner.run_local(chunks, settings, num_workers)
-    finish(counts, shards)
-  else:
-    from data.pretraining import beam_runner  # pylint: disable=g-import-not-at-top
-    pipeline_args = list(beam_pipeline_args)
-    if num_workers > 1 and not any(arg.startswith("--runner") for arg in pipeline_args):
-      pipeline_args += [f"--direct_num_workers={num_workers}",
-                        "--direct_running_mode=multi_processing"]
-    beam_runner.run_beam(chunks, settings, finish, pipeline_args)
+    if runner == "local":
+      counts, shards = local_runner.run_local(chunks, settings, num_workers)
+      finish(counts, shards)
+    else:
+      from data.pretraining import beam_runner  # pylint: disable=g-import-not-at-top
+      pipeline_args = list(beam_pipeline_args)
+      if num_workers > 1 and not any(arg.startswith("--runner") for arg in pipeline_args):
+        pipeline_args += [f"--direct_num_workers={num_workers}",
+                          "--direct_running_mode=multi_processing"]
+      beam_runner.run_beam(chunks, settings, finish, pipeline_args)
 
   with tf.io.gfile.GFile(metadata_path, "r") as f:
     metadata = json.load(f)
@@ -158,6 +160,8 @@ def run_with_heldout_split(input_files: Union[str, Sequence[str]], vocab_file: s
   Raises:
     UserError: a side got no document (the corpus is too small for this fraction; `run`).
   """
+  shard_files.check_inputs_outside(text_reading.list_input_files(input_files), input_files,
+                                   output_dir)
   eval_settings = dict(settings, dupe_factor=1, num_shards=max(
       1, math.ceil(settings.get("num_shards", 8) * eval_fraction)))
   written = {}

@@ -1,9 +1,11 @@
 """Runs the pretraining-data transforms with worker processes on one machine, streaming:
 packed examples go to a spill file per shard, so memory is bounded by a shard, not the
 corpus."""
+import contextlib
 import multiprocessing
 import os
 import pickle
+import shutil
 import tempfile
 from typing import Dict, Iterator, List, Sequence, Tuple
 
@@ -12,6 +14,7 @@ from data import progress
 from data import text_reading
 from data.pretraining import pretraining_metadata
 from data.pretraining import pretraining_pipeline
+from data.pretraining import shard_files
 
 
 # Work (input bytes x masked copies) that makes a worker process worth its start-up cost (a
@@ -60,6 +63,23 @@ def read_bundles(path: str) -> Iterator[pretraining_pipeline.ShardBundle]:
         return
 
 
+@contextlib.contextmanager
+def spill_folder(output_dir: str) -> Iterator[str]:
+  """The job's spill folder, removed at the end (also after an error): under a local
+  output_dir (shard_files.SPILL_DIR, which the next job's `prepare_output_dir` removes if
+  this one is killed), else a temporary folder under $TMPDIR."""
+  if "://" in output_dir:
+    with tempfile.TemporaryDirectory(prefix="pretraining-spill-") as path:
+      yield path
+    return
+  path = shard_files.spill_dir(output_dir)
+  os.makedirs(path, exist_ok=True)
+  try:
+    yield path
+  finally:
+    shutil.rmtree(path, ignore_errors=True)
+
+
 def run_local(chunks: Sequence[text_reading.TextChunk],
               settings: pretraining_pipeline.PretrainingDataSettings,
               num_workers: int = 1, progress_interval: float = 10.0
@@ -68,8 +88,8 @@ def run_local(chunks: Sequence[text_reading.TextChunk],
   every shard from its file.
 
   Memory holds one chunk per worker while packing and one shard per worker while writing,
-  never the whole packed corpus; the spill files (about 6 bytes per corpus word piece, in a
-  temporary folder under $TMPDIR) are removed at the end, also after an error. Progress
+  never the whole packed corpus; the spill files (about 6 bytes per corpus word piece, in
+  `spill_folder`) are removed at the end, also after an error. Progress
   lines (with an ETA) are logged every `progress_interval` seconds in both phases.
 
   Args:
@@ -106,7 +126,7 @@ def run_local(chunks: Sequence[text_reading.TextChunk],
       writing.update()
     return shards
 
-  with tempfile.TemporaryDirectory(prefix="pretraining-spill-") as spill_dir:
+  with spill_folder(settings.output_dir) as spill_dir:
     if num_workers <= 1:
       shards = run_with(map, spill_dir)
     else:

@@ -29,8 +29,9 @@ import os
 import random
 import re
 import sys
-from typing import Dict, List, Optional, Sequence, Union
+from typing import Dict, List, Optional, Sequence, Set, Union
 
+from absl import logging
 import tensorflow as tf
 
 from data import tokenization
@@ -50,6 +51,8 @@ _RECORD_FRAMING_BYTES = 16
 _COUNTING_BLOCK_RECORDS = 256
 ON_CORRUPT_FILE = ("stop", "skip")
 _CORRUPT_FILE_MESSAGE = "Truncated or corrupted TFRecord file"
+FROM_ANOTHER_TOOL_BINDING = "PretrainingData.records_from_another_tool = True"
+_UNLISTED_WARNED: Set[str] = set()
 
 
 def list_record_files(file_pattern: Union[str, Sequence[str]]) -> List[str]:
@@ -130,10 +133,46 @@ def _checked_file_records(path: tf.Tensor, size: tf.Tensor, on_corrupt_file: str
   return items.scan(tf.constant(0, tf.int64), count_bytes).map(check_end).unbatch()
 
 
+def _check_unlisted(files: Sequence[str], metadata_path: str, metadata: Optional[dict],
+                    records_from_another_tool: bool) -> None:
+  """Refuses record files that no finished preprocessing job's metadata.json lists.
+
+  Args:
+    files: the record files of one folder.
+    metadata_path: that folder's metadata.json.
+    metadata: its contents, or None where it does not exist.
+    records_from_another_tool: accept such files with a warning (once per folder).
+
+  Raises:
+    UserError: the folder has no metadata.json (records of a job killed before its end, or
+      written by another tool), or a file it does not list (another job's, written into the
+      same folder); naming the file.
+  """
+  listed = {shard.get("file") for shard in (metadata or {}).get("shards", ())}
+  unlisted = [path for path in files if os.path.basename(path) not in listed]
+  if not unlisted:
+    return
+  if metadata is None:
+    why = (f"{metadata_path} is missing: {unlisted[0]} was not written by a finished "
+           "create_pretraining_data job (one killed before its end writes no metadata.json)")
+  else:
+    why = (f"{unlisted[0]} is not among the {len(listed)} shards {metadata_path} lists (a file "
+           "of another job writing into the same folder?)")
+  if records_from_another_tool:
+    if metadata_path not in _UNLISTED_WARNED:
+      _UNLISTED_WARNED.add(metadata_path)
+      logging.warning("%s; reading it anyway (%s).", why, FROM_ANOTHER_TOOL_BINDING)
+    return
+  raise UserError(f"{why}: write the records again with python -m "
+                  "data.create_pretraining_data, or set "
+                  f"{FROM_ANOTHER_TOOL_BINDING} to train on records written by another tool")
+
+
 def _check_metadata(files: Sequence[str], seq_length: int, max_predictions_per_seq: int,
                     masking_kind: str,
                     masking_rules: Optional[masking_check.MaskingRules] = None,
-                    allow_masking_mismatch: bool = False) -> Dict[str, dict]:
+                    allow_masking_mismatch: bool = False,
+                    records_from_another_tool: bool = False) -> Dict[str, dict]:
   """Compares the loader settings with the metadata.json written next to the shards.
 
   Args:
@@ -143,25 +182,30 @@ def _check_metadata(files: Sequence[str], seq_length: int, max_predictions_per_s
     masking_rules: static loader: the masking the records must have been written with
       (None: not checked).
     allow_masking_mismatch: warn instead of stopping when they were not.
+    records_from_another_tool: read files that no metadata.json lists (`_check_unlisted`).
 
   Returns:
     directory -> its metadata, for the directories that have one.
 
   Raises:
-    ValueError: a length differs, the records were masked the other way (naming the
-      metadata file and the setting that reads them), or with other rules than
-      `masking_rules`.
+    ValueError: a file no metadata.json lists (`_check_unlisted`), a length differs, the
+      records were masked the other way (naming the metadata file and the setting that
+      reads them), or with other rules than `masking_rules`.
   """
   found = {}
   for directory in sorted({os.path.dirname(path) for path in files}):
     path = os.path.join(directory, shard_files.METADATA_FILE)
     if not tf.io.gfile.exists(path):
+      _check_unlisted([p for p in files if os.path.dirname(p) == directory], path, None,
+                      records_from_another_tool)
       if masking_kind == "static" and masking_rules is not None:
         masking_check.check_records(path, None, masking_rules, allow_masking_mismatch)
       continue
     with tf.io.gfile.GFile(path) as f:
       metadata = json.load(f)
     found[directory] = metadata
+    _check_unlisted([p for p in files if os.path.dirname(p) == directory], path, metadata,
+                    records_from_another_tool)
     if metadata.get("max_seq_length") not in (None, seq_length):
       raise UserError(f"{directory} holds sequences of length {metadata['max_seq_length']} "
                        f"(metadata.json), but seq_length={seq_length} was asked.")
@@ -254,7 +298,8 @@ def pretraining_dataset(file_pattern: Union[str, Sequence[str]], batch_size: int
                         drop_remainder: bool = True,
                         on_corrupt_file: str = "stop",
                         masking_rules: Optional[masking_check.MaskingRules] = None,
-                        allow_masking_mismatch: bool = False) -> tf.data.Dataset:
+                        allow_masking_mismatch: bool = False,
+                        records_from_another_tool: bool = False) -> tf.data.Dataset:
   """Batches of statically masked pretraining examples.
 
   Args:
@@ -274,6 +319,9 @@ def pretraining_dataset(file_pattern: Union[str, Sequence[str]], batch_size: int
       raises an error naming it when it is read, "skip" warns and reads past it.
     masking_rules: the masking the records must have been written with; None: not checked.
     allow_masking_mismatch: other masking is a warning, not an error.
+    records_from_another_tool: read files that no create_pretraining_data metadata.json
+      lists (a folder without one, or a file its metadata.json does not list), with a
+      warning; otherwise such a file is an error naming it.
 
   Returns:
     A tf.data.Dataset of feature dicts (see the module docstring for shapes).
@@ -284,7 +332,7 @@ def pretraining_dataset(file_pattern: Union[str, Sequence[str]], batch_size: int
   """
   files = list_record_files(file_pattern)
   _check_metadata(files, seq_length, max_predictions_per_seq, "static", masking_rules,
-                  allow_masking_mismatch)
+                  allow_masking_mismatch, records_from_another_tool)
   spec = pretraining_features.feature_spec(seq_length, max_predictions_per_seq)
   dataset = _serialized_records(files, is_training, seed, input_context, on_corrupt_file)
   dataset = dataset.batch(batch_size, drop_remainder=drop_remainder)
@@ -310,7 +358,8 @@ def dynamic_masking_dataset(file_pattern: Union[str, Sequence[str]], batch_size:
                             seed: Optional[int] = None,
                             input_context: Optional[tf.distribute.InputContext] = None,
                             drop_remainder: bool = True,
-                            on_corrupt_file: str = "stop") -> tf.data.Dataset:
+                            on_corrupt_file: str = "stop",
+                            records_from_another_tool: bool = False) -> tf.data.Dataset:
   """Batches masked on the fly, with fresh masks each time an example is read.
 
   Reads unmasked packed examples (`create_pretraining_data --nostatic_masking`) and masks
@@ -321,7 +370,8 @@ def dynamic_masking_dataset(file_pattern: Union[str, Sequence[str]], batch_size:
 
   Args:
     file_pattern, batch_size, seq_length, max_predictions_per_seq, is_training,
-      input_context, drop_remainder, on_corrupt_file: as in `pretraining_dataset`.
+      input_context, drop_remainder, on_corrupt_file, records_from_another_tool: as in
+      `pretraining_dataset`.
     vocab_file: the vocab or SentencePiece model the files were made with (special ids,
       word starts); None reads
       the copy next to the records (metadata.json's vocab_file).
@@ -338,7 +388,8 @@ def dynamic_masking_dataset(file_pattern: Union[str, Sequence[str]], batch_size:
   """
   files = list_record_files(file_pattern)
   metadata_by_directory = _check_metadata(files, seq_length, max_predictions_per_seq,
-                                          "dynamic")
+                                          "dynamic",
+                                          records_from_another_tool=records_from_another_tool)
   vocab_file = vocab_file or _records_vocab_file(files, metadata_by_directory)
   config = masking.MaskingConfig.from_vocab(
       tokenization.load_vocab(vocab_file), masked_lm_prob, max_predictions_per_seq,

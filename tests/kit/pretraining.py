@@ -2,8 +2,14 @@
 
 The examples are vocab 60, seq 16, 3 predictions, [MASK] id 4: see `pretraining_examples`.
 """
+import json
+import os
+
 import numpy as np
 import tensorflow as tf
+
+from data.pretraining import pretraining_metadata
+from data.pretraining import shard_files
 
 from tasks.bert_pretraining import BertPretrainingTask
 from tasks.electra_pretraining import ElectraPretrainingTask
@@ -84,4 +90,22 @@ def write_pretraining_records(path, examples):
           value=[float(v) for v in examples["masked_lm_weights"][row]]))
       writer.write(tf.train.Example(
           features=tf.train.Features(feature=features)).SerializeToString())
+  list_in_metadata(path, num_examples, seq=examples["input_word_ids"].shape[1],
+                   predictions=examples["masked_lm_positions"].shape[1])
   return str(path)
+
+
+def list_in_metadata(path, num_examples, seq=SEQ, predictions=PREDICTIONS):
+  """Lists the record file `path` in its folder's metadata.json (written or updated), as a
+  create_pretraining_data job lists its shards: the loaders read only listed files."""
+  metadata_path = os.path.join(os.path.dirname(str(path)), shard_files.METADATA_FILE)
+  metadata = {"format": pretraining_metadata.FORMAT, "max_seq_length": seq,
+              "max_predictions_per_seq": predictions, "static_masking": True, "shards": []}
+  if tf.io.gfile.exists(metadata_path):
+    with tf.io.gfile.GFile(metadata_path) as f:
+      metadata = json.load(f)
+  name = os.path.basename(str(path))
+  metadata["shards"] = sorted(
+      [shard for shard in metadata["shards"] if shard["file"] != name]
+      + [{"file": name, "examples": num_examples}], key=lambda shard: shard["file"])
+  shard_files.write_json_atomically(metadata_path, metadata)

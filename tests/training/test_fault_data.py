@@ -10,6 +10,7 @@ from data.pretraining.pretraining_loader import pretraining_dataset
 import official_runner
 from tests.kit.pretraining import PREDICTIONS
 from tests.kit.pretraining import SEQ
+from tests.kit.pretraining import list_in_metadata
 from tests.kit.pretraining import pretraining_examples
 from tests.kit.pretraining import write_pretraining_records
 from tests.kit.runs import tiny_bert_bindings
@@ -70,6 +71,7 @@ def test_no_file_no_record_and_a_bad_policy_stop_before_reading(tmp_path):
     read(" , ")
   for i in range(2):
     open(tmp_path / f"empty-{i}.tfrecord", "wb").close()
+    list_in_metadata(tmp_path / f"empty-{i}.tfrecord", 0)
   with pytest.raises(ValueError, match="are all empty: no records"):
     read(f"{tmp_path}/empty-*.tfrecord")
   write_pretraining_records(tmp_path / "ok.tfrecord", pretraining_examples(4))

@@ -90,7 +90,8 @@ def test_dynamic_masking_needs_the_records_metadata_for_their_vocab(unmasked_rec
   with pytest.raises(ValueError, match=re.escape(str(tmp_path / "metadata.json")) + " is missing"):
     pretraining_loader.dynamic_masking_dataset(pattern, 8, 64, 10)
   dataset = pretraining_loader.dynamic_masking_dataset(pattern, 8, 64, 10,
-                                                       vocab_file=paths.SAMPLE_VOCAB)
+                                                       vocab_file=paths.SAMPLE_VOCAB,
+                                                       records_from_another_tool=True)
   _check_batch(next(iter(dataset)), 8)
 
 
