@@ -10,8 +10,10 @@ see training/serving/export_task.py), export_hf (HuggingFace transformers folder
 DIR/export/hf/<step>/, e.g. discriminator/ and generator/, or a fine-tuned run's
 token_classification/; training/hf/hf_export.py). Every
 binding is checked when the files are parsed, so a misspelled name fails before anything
-runs. A user error (bad binding, missing records or checkpoint, a checkpoint of another
-model, a bad TrainerConfig value) is printed as one `error: ...` line, exit status 1.
+runs; `--print_config` prints the bindings the files resolve to, each with the file and line
+that set it, and stops (training/config_origins.py). A user error (bad binding, missing
+records or checkpoint, a checkpoint of another model, a bad TrainerConfig value) is printed
+as one `error: ...` line, exit status 1.
 
 The parsed config is the run's record, DIR/<mode>_config.gin, written once the run is
 accepted (a refused run leaves it as it was). A training run holds DIR/.run.lock while it
@@ -42,6 +44,9 @@ flags.DEFINE_bool("allow_config_change", False, "Resume a run in --model_dir wit
                   "DIR/<mode>_config.<n>.gin). Without it such a resume stops, naming them.")
 flags.DEFINE_string("checkpoint", "", "eval/export: this checkpoint (prefix or directory) "
                     "instead of the latest one in --model_dir.")
+flags.DEFINE_bool("print_config", False, "Print the bindings the gin files and --gin_param "
+                  "resolve to, each with the file and line that set it, and stop: nothing "
+                  "is built, run or written (--mode and --model_dir are not needed).")
 
 REPO_ROOT = os.path.dirname(os.path.abspath(__file__))
 
@@ -92,6 +97,14 @@ def write_config(model_dir, mode):
   run_record(model_dir, mode).write()
 
 
+def print_config(gin_files, gin_params, allow_imports=False):
+  """Parses the config as a run would and prints its bindings with their origins
+  (training/config_origins.py); builds, runs and writes nothing."""
+  from training import config_origins  # pylint: disable=g-import-not-at-top
+  parse_config(gin_files, gin_params, allow_imports)
+  print(config_origins.listing(gin_files, gin_params, [REPO_ROOT]), flush=True)
+
+
 def main(argv):
   del argv
   if not FLAGS["verbosity"].present:
@@ -103,6 +116,9 @@ def main(argv):
   from training.reporting import quiet_orbit_progress  # pylint: disable=g-import-not-at-top
   quiet_orbit_progress()
   try:
+    if FLAGS.print_config:
+      print_config(FLAGS.gin_file, FLAGS.gin_param, FLAGS.allow_gin_imports)
+      return
     # fails before anything is written
     parse_config(FLAGS.gin_file, FLAGS.gin_param, FLAGS.allow_gin_imports)
     run_experiment(FLAGS.mode, FLAGS.model_dir, checkpoint_path=FLAGS.checkpoint,
@@ -124,7 +140,12 @@ def last_checkpoint_line(model_dir):
 
 def entry_point():
   """The `electra-garden` command (pyproject.toml); same flags as this file."""
-  flags.mark_flags_as_required(["mode", "model_dir"])  # here: importers only parse configs
+  # here: importers only parse configs
+  flags.register_multi_flags_validator(
+      ["mode", "model_dir", "print_config"],
+      lambda values: values["print_config"] or None not in (values["mode"],
+                                                            values["model_dir"]),
+      message="--mode and --model_dir are required (unless --print_config)")
   program.start(__name__)
   app.run(main)
 

@@ -13,6 +13,7 @@ from modeling.losses.policy_gradient import discriminator_rewards
 from modeling.losses.policy_gradient import reinforce_loss
 from modeling.models.adversarial_electra import AdversarialElectraPretrainer
 from tasks.electra_pretraining import electra_flop_terms
+from tasks.electra_pretraining import ELECTRA_MASKING
 from tasks.electra_pretraining import ElectraPretrainingTask
 from tasks.protocol import StepResult
 from tasks.registry import register
@@ -106,4 +107,4 @@ def adversarial_electra_flop_terms(task: AdversarialElectraPretrainingTask
 
 
 register("adversarial_electra", AdversarialElectraPretrainingTask,
-         flop_terms=adversarial_electra_flop_terms)
+         flop_terms=adversarial_electra_flop_terms, masking=ELECTRA_MASKING)

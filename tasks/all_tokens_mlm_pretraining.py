@@ -12,6 +12,7 @@ from modeling.heads.copy_mechanism import copy_mixture_probabilities
 from modeling.losses.pretraining_losses import weighted_mean
 from modeling.models.all_tokens_mlm import AllTokensMlmPretrainer
 from modeling.sampling.replacement_sampling import replace_masked_tokens
+from tasks.electra_pretraining import ELECTRA_MASKING
 from tasks.protocol import StepResult
 from tasks.registry import register
 from tasks.replace_mlm_pretraining import generator_and_encoder_flop_terms
@@ -94,4 +95,5 @@ def all_tokens_mlm_flop_terms(task: AllTokensMlmPretrainingTask) -> List[flop_co
            flop_count.elementwise("copy_mixture", seq, COPY_MIXTURE_FLOPS)])
 
 
-register("all_tokens_mlm", AllTokensMlmPretrainingTask, flop_terms=all_tokens_mlm_flop_terms)
+register("all_tokens_mlm", AllTokensMlmPretrainingTask,
+         flop_terms=all_tokens_mlm_flop_terms, masking=ELECTRA_MASKING)

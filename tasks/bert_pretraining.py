@@ -12,6 +12,7 @@ from modeling.models.bert import BertPretrainer
 from tasks.pretraining_task import PretrainingData
 from tasks.pretraining_task import PretrainingTask
 from tasks.protocol import StepResult
+from tasks.registry import PaperMasking
 from tasks.registry import register
 
 
@@ -57,4 +58,7 @@ def bert_flop_terms(task: BertPretrainingTask) -> List[flop_count.FlopTerm]:
           [flop_count.mlm_loss(positions, config.vocab_size)])
 
 
-register("bert", BertPretrainingTask, flop_terms=bert_flop_terms)
+register("bert", BertPretrainingTask, flop_terms=bert_flop_terms, masking=PaperMasking(
+    "bert", 0.15, False, 1, masking="static", quote=None,
+    source="Devlin et al. 2019, section 3.1 (15%, 80/10/10); the masks are written into the "
+    "records, as BERT's create_pretraining_data does, and the paper states no sentence on it"))

@@ -8,6 +8,7 @@ import tf_keras
 
 from modeling.losses.pretraining_losses import replaced_token_detection_loss
 from tasks.electra_pretraining import electra_flop_terms
+from tasks.electra_pretraining import ELECTRA_MASKING
 from tasks.electra_pretraining import ElectraPretrainingTask
 from tasks.protocol import StepResult
 from tasks.registry import register
@@ -59,4 +60,5 @@ class Electra15PretrainingTask(ElectraPretrainingTask):
 
 
 # The model is ELECTRA's, the RTD head still runs at every position: ELECTRA's FLOPs.
-register("electra_15", Electra15PretrainingTask, flop_terms=electra_flop_terms)
+register("electra_15", Electra15PretrainingTask, flop_terms=electra_flop_terms,
+         masking=ELECTRA_MASKING)

@@ -22,6 +22,7 @@ from tasks.electra_pretraining import electra_flop_terms
 from tasks.electra_pretraining import ElectraPretrainingTask
 from tasks.pretraining_task import PretrainingData
 from tasks.protocol import StepResult
+from tasks.registry import PaperMasking
 from tasks.registry import register
 
 # The paper's lambda_1 for each sampling head (section 5.1).
@@ -179,5 +180,14 @@ def electra_hp_flop_terms(task: ElectraHpPretrainingTask) -> List[flop_count.Flo
 
 
 # One class, two objectives: the configs set hardness_method.
-register("electra_hp_loss", ElectraHpPretrainingTask, flop_terms=electra_hp_flop_terms)
-register("electra_hp_dist", ElectraHpPretrainingTask, flop_terms=electra_hp_flop_terms)
+# ELECTRA's 85/0/15 at 15% in n-grams of whole words (section 5.1, "We also adopt the
+# N-gram masking strategy"; n <= 3 is ALBERT's), masked as ELECTRA masks.
+ELECTRA_HP_MASKING = PaperMasking(
+    "electra", 0.15, True, 3, masking="dynamic",
+    quote="Most of our pre-training configurations are same as the original ELECTRA",
+    source="Hao et al. 2021, section 5.1 (n-grams), appendix B and Table 7 (ELECTRA's, 15%); "
+    "the largest n: ALBERT's (Lan et al. 2020, section 4.1)")
+register("electra_hp_loss", ElectraHpPretrainingTask, flop_terms=electra_hp_flop_terms,
+         masking=ELECTRA_HP_MASKING)
+register("electra_hp_dist", ElectraHpPretrainingTask, flop_terms=electra_hp_flop_terms,
+         masking=ELECTRA_HP_MASKING)

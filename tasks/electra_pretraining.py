@@ -19,6 +19,7 @@ from tasks.bert_pretraining import masked_lm_accuracy_update
 from tasks.pretraining_task import PretrainingData
 from tasks.pretraining_task import PretrainingTask
 from tasks.protocol import StepResult
+from tasks.registry import PaperMasking
 from tasks.registry import register
 from tasks.sampling_seeds import DrawsSamples
 
@@ -153,4 +154,15 @@ def electra_flop_terms(task: ElectraPretrainingTask) -> List[flop_count.FlopTerm
                                     "rtd_head"))
 
 
-register("electra", ElectraPretrainingTask, flop_terms=electra_flop_terms)
+# ELECTRA's masking, which its variants (the Table 4 ablations, the Figure 3 generator
+# training) keep.
+ELECTRA_MASKING = PaperMasking(
+    "electra", 0.15, False, 1, masking="dynamic",
+    quote="We use dynamic token masking with the masked positions decided on-the-fly "
+    "instead of during preprocessing.",
+    source="google-research/electra, pretrain/pretrain_helpers.py mask (85% [MASK] / 15% "
+    "kept) and configure_pretraining.py mask_prob (0.15; 0.25 for Large); the mode: the "
+    "paper's appendix A",
+    masked_lm_prob_by_size={"large": 0.25})
+register("electra", ElectraPretrainingTask, flop_terms=electra_flop_terms,
+         masking=ELECTRA_MASKING)

@@ -6,6 +6,7 @@ import tf_keras
 
 from modeling import flop_count
 from modeling.models.uniform_generator_electra import UniformGeneratorElectraPretrainer
+from tasks.electra_pretraining import ELECTRA_MASKING
 from tasks.electra_pretraining import ElectraPretrainingTask
 from tasks.registry import register
 
@@ -44,4 +45,5 @@ def electra_uniform_generator_flop_terms(task: ElectraUniformGeneratorPretrainin
 
 
 register("electra_uniform_generator", ElectraUniformGeneratorPretrainingTask,
-         flop_terms=electra_uniform_generator_flop_terms)
+         flop_terms=electra_uniform_generator_flop_terms,
+         masking=ELECTRA_MASKING)  # an ablation in ELECTRA's code base

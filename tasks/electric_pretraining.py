@@ -13,6 +13,7 @@ from modeling.losses.pretraining_losses import replaced_token_detection_loss
 from modeling.models.electric import ElectricPretrainer
 from tasks.electra_pretraining import discriminator_metric_updates
 from tasks.electra_pretraining import discriminator_metrics
+from tasks.electra_pretraining import ELECTRA_MASKING
 from tasks.pretraining_task import PretrainingData
 from tasks.pretraining_task import PretrainingTask
 from tasks.protocol import ENERGY_SCORING_ENCODER
@@ -118,4 +119,6 @@ def electric_flop_terms(task: ElectricPretrainingTask) -> List[flop_count.FlopTe
           flop_count.rtd_head_terms(config.hidden_size, seq, "energy_head"))
 
 
-register("electric", ElectricPretrainingTask, flop_terms=electric_flop_terms)
+# Electric chooses its positions as ELECTRA does (google-research/electra run_pretraining.py).
+register("electric", ElectricPretrainingTask, flop_terms=electric_flop_terms,
+         masking=ELECTRA_MASKING)

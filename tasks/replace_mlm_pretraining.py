@@ -11,6 +11,7 @@ from modeling.layers.encoder_config import scaled_config
 from modeling.losses.pretraining_losses import masked_lm_loss
 from modeling.models.replace_mlm import ReplaceMlmPretrainer
 from tasks.bert_pretraining import masked_lm_accuracy_update
+from tasks.electra_pretraining import ELECTRA_MASKING
 from tasks.pretraining_task import PretrainingData
 from tasks.pretraining_task import PretrainingTask
 from tasks.protocol import StepResult
@@ -116,4 +117,5 @@ def replace_mlm_flop_terms(task: ReplaceMlmPretrainingTask) -> List[flop_count.F
           [flop_count.mlm_loss(positions, config.vocab_size)])
 
 
-register("replace_mlm", ReplaceMlmPretrainingTask, flop_terms=replace_mlm_flop_terms)
+register("replace_mlm", ReplaceMlmPretrainingTask, flop_terms=replace_mlm_flop_terms,
+         masking=ELECTRA_MASKING)  # an ablation in ELECTRA's code base

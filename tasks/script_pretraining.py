@@ -11,6 +11,7 @@ from tasks.electra_pretraining import ElectraPretrainingTask
 from tasks.pretraining_task import PretrainingData
 from tasks.protocol import SCORING_ENCODER
 from tasks.protocol import SavedModelExport
+from tasks.registry import PaperMasking
 from tasks.registry import register
 
 
@@ -75,4 +76,7 @@ def script_flop_terms(task: ScriptPretrainingTask) -> List[flop_count.FlopTerm]:
                                       flop_count.LOGSUMEXP_FLOPS, trained=True)])
 
 
-register("script", ScriptPretrainingTask, flop_terms=script_flop_terms)
+register("script", ScriptPretrainingTask, flop_terms=script_flop_terms, masking=PaperMasking(
+    "bert", 0.15, False, 1, masking="dynamic",
+    quote="We use dynamic token masking with the masked positions decided on-the-fly.",
+    source="Nijkamp et al. 2021, section 4.1 and appendix 4.1, Table 4"))

@@ -17,6 +17,7 @@ from tasks.electra_pretraining import ElectraPretrainingTask
 from tasks.electra_pretraining import generator_and_discriminator_flop_terms
 from tasks.pretraining_task import PretrainingData
 from tasks.protocol import StepResult
+from tasks.registry import PaperMasking
 from tasks.registry import register
 
 
@@ -116,4 +117,9 @@ def teams_flop_terms(task: TeamsPretrainingTask) -> List[flop_count.FlopTerm]:
   return terms
 
 
-register("teams", TeamsPretrainingTask, flop_terms=teams_flop_terms)
+register("teams", TeamsPretrainingTask, flop_terms=teams_flop_terms, masking=PaperMasking(
+    "bert", 0.15, False, 1, masking="static",
+    quote="To generate masked positions, we follow BERT and duplicate training data 40 times "
+    "so each sequence is masked in 40 different ways.",
+    source="Shen et al. 2021, appendix B (BERT's 80/10/10, 40 static copies) and Table 5 "
+    "(mask percentage 15)"))

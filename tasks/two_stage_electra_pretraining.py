@@ -22,6 +22,7 @@ from modeling.models.two_stage_electra import INITIALISE_DISCRIMINATOR
 from modeling.models.two_stage_electra import LOSS_SWITCHES
 from modeling.models.two_stage_electra import TwoStageElectraPretrainer
 from tasks.electra_pretraining import electra_flop_terms
+from tasks.electra_pretraining import ELECTRA_MASKING
 from tasks.electra_pretraining import ElectraPretrainingTask
 from tasks.protocol import StepResult
 from tasks.protocol import TrainingPhases
@@ -168,4 +169,5 @@ def _own(layer, other):
 
 
 # Both networks run every step (module docstring): ELECTRA's FLOPs, at generator width 1.
-register("two_stage_electra", TwoStageElectraPretrainingTask, flop_terms=electra_flop_terms)
+register("two_stage_electra", TwoStageElectraPretrainingTask, flop_terms=electra_flop_terms,
+         masking=ELECTRA_MASKING)

@@ -1,4 +1,5 @@
-"""One run: build strategy, task, model, optimizer, checkpoints, then train/eval/export.
+"""One run, in stages: check and start, build, restore or warm-start, then train, evaluate
+or export (`run_experiment`).
 
 Gin binds `run_experiment.task` (e.g. `@ElectraPretrainingTask()`), `RuntimeConfig.*`
 (strategy, precision, XLA) and `TrainerConfig.*` (steps, intervals, checkpoints).
@@ -6,7 +7,7 @@ Gin binds `run_experiment.task` (e.g. `@ElectraPretrainingTask()`), `RuntimeConf
 import contextlib
 import dataclasses
 import os
-from typing import Dict, Optional
+from typing import Dict, Optional, Tuple
 
 from absl import logging
 import gin
@@ -47,6 +48,9 @@ from training.serving.export_task import export_vocab
 from training.trainer import PretrainingTrainer
 
 MODES = ("train", "eval", "train_and_eval", "export", "export_hf")
+TRAINING_MODES = ("train", "train_and_eval")
+EVAL_MODES = ("eval", "train_and_eval")
+EXPORT_MODES = ("export", "export_hf")
 
 # The trainer of each kind of task (`task.trainer_kind`; pretraining when it names none).
 TRAINERS = {"pretraining": PretrainingTrainer, "finetuning": FinetuningTrainer}
@@ -176,7 +180,10 @@ def checkpoint_dir(model_dir: str, strategy: tf.distribute.Strategy) -> str:
 def run_experiment(mode: str, model_dir: str, task: Task = gin.REQUIRED,
                    checkpoint_path: str = "", record: Optional[RunRecord] = None
                    ) -> Optional[Dict[str, float]]:
-  """Runs `mode` ("train", "eval", "train_and_eval" or "export") in `model_dir`.
+  """Runs `mode` ("train", "eval", "train_and_eval", "export" or "export_hf") in `model_dir`.
+
+  The stages: `start` (check, strategy), `build`, then `resume_or_warm_start` (training) or
+  `restore` (the others), then `train_or_evaluate` or `export`.
 
   `checkpoint_path` (eval, export): a checkpoint prefix or directory to restore instead of the
   latest checkpoint in `model_dir`.
@@ -195,6 +202,69 @@ def run_experiment(mode: str, model_dir: str, task: Task = gin.REQUIRED,
     UserError: a user mistake (another training run in DIR, changed bindings on resume, a
       checkpoint of another model, ...): nothing was written.
   """
+  runtime, config, strategy = start(mode, model_dir, task)
+  training, chief = mode in TRAINING_MODES, is_chief(strategy)
+  with RunLock(model_dir, mode) if training and chief else contextlib.nullcontext():
+    if record is not None and training:  # every worker: all of them stop alike
+      record.check_resume()
+    run = build(mode, model_dir, task, runtime, config, strategy)
+    record = record if chief else None
+    if training:
+      resume_or_warm_start(run, record)
+    else:
+      restore(run, checkpoint_path, record)
+    if mode in EXPORT_MODES:
+      export(run)
+      return None
+    return train_or_evaluate(run)
+
+
+@dataclasses.dataclass
+class Run:
+  """What a run's stages share; `build` makes it.
+
+  Attributes:
+    mode, model_dir, task, config, strategy: the run's.
+    chief: whether this worker writes summaries, metrics and exports.
+    writes: whether the run writes into DIR (metrics.jsonl, DIR/eval, its record): a
+      training run's chief, or an eval's or export's chief in a writable DIR.
+    model: the task's model, its variables made.
+    optimizer: the optimizer; its `iterations` is the step (all an eval or export needs
+      of it).
+    checkpoint: what a checkpoint of the run holds; manager: its IntervalCheckpointManager.
+    trainer: the orbit trainer and evaluator (None: export modes).
+    metrics_file: DIR/metrics.jsonl (None: export modes).
+    saves_iterator: whether the checkpoint holds the training input's position.
+  """
+  mode: str
+  model_dir: str
+  task: Task
+  config: TrainerConfig
+  strategy: tf.distribute.Strategy
+  chief: bool
+  writes: bool
+  model: tf_keras.Model
+  optimizer: tf_keras.optimizers.Optimizer
+  checkpoint: Optional[tf.train.Checkpoint] = None
+  manager: Optional[IntervalCheckpointManager] = None
+  trainer: Optional[PretrainingTrainer] = None
+  metrics_file: Optional[MetricsFile] = None
+  saves_iterator: bool = False
+
+  @property
+  def step(self) -> int:
+    return int(self.optimizer.iterations.numpy())
+
+
+def start(mode: str, model_dir: str, task: Task
+          ) -> Tuple[RuntimeConfig, TrainerConfig, tf.distribute.Strategy]:
+  """Parse and check: the mode and the configs; the precision policy, the seeds and the
+  strategy; an export's DIR must be writable.
+
+  Raises:
+    ValueError: an unknown mode.
+    UserError: a bad RuntimeConfig or TrainerConfig value, an unwritable export DIR.
+  """
   if mode not in MODES:
     raise ValueError(f"mode must be one of {MODES}, got {mode!r}")
   runtime, config = RuntimeConfig(), TrainerConfig()
@@ -204,25 +274,19 @@ def run_experiment(mode: str, model_dir: str, task: Task = gin.REQUIRED,
   tf_keras.utils.set_random_seed(task.seed)
   # Dropout draws from tf.random.Generators, whose states the checkpoint saves.
   tf_keras.backend.experimental.enable_tf_random_generator()
-  training = mode in ("train", "train_and_eval")
-  chief = is_chief(strategy)
-  if mode in ("export", "export_hf") and not writable(os.path.join(model_dir, "export")):
+  if mode in EXPORT_MODES and not writable(os.path.join(model_dir, "export")):
     raise UserError(f"--mode={mode} writes under {os.path.join(model_dir, 'export')}, and "
                     f"--model_dir={model_dir} is not writable: make it writable, or copy the "
                     "run to a folder that is")
-  with RunLock(model_dir, mode) if training and chief else contextlib.nullcontext():
-    if record is not None and training:  # every worker: all of them stop alike
-      record.check_resume()
-    return _run(mode, model_dir, task, checkpoint_path, record if chief else None, runtime,
-                config, strategy)
+  return runtime, config, strategy
 
 
-def _run(mode: str, model_dir: str, task: Task, checkpoint_path: str,
-         record: Optional[RunRecord], runtime: RuntimeConfig, config: TrainerConfig,
-         strategy: tf.distribute.Strategy) -> Optional[Dict[str, float]]:
-  """run_experiment's run, once the strategy is made and DIR is locked (see there)."""
-  training = mode in ("train", "train_and_eval")
-  evaluating = mode in ("eval", "train_and_eval")
+def build(mode: str, model_dir: str, task: Task, runtime: RuntimeConfig,
+          config: TrainerConfig, strategy: tf.distribute.Strategy) -> Run:
+  """The model, optimizer, checkpoint and, to train or evaluate, the trainer, its inputs
+  and metrics file. An export builds no trainer, no input and no learning-rate schedule:
+  the model's variables and the optimizer's step are all it restores."""
+  training, evaluating = mode in TRAINING_MODES, mode in EVAL_MODES
   chief = is_chief(strategy)
   # What an eval writes (metrics.jsonl, DIR/eval, its record) needs a writable DIR; a
   # training run's lock has made sure of it.
@@ -243,101 +307,144 @@ def _run(mode: str, model_dir: str, task: Task, checkpoint_path: str,
     # eval and export restore only the optimizer's step: no schedule to check.
     optimizer = precision.with_loss_scaling(
         create_optimizer(config.train_steps if training else None), runtime.precision)
-    metrics_file = MetricsFile(os.path.join(model_dir, "metrics.jsonl"), optimizer.iterations)
-    train_iterator = iter(training_batches(task, strategy)) if training else None
-    eval_dataset = (strategy.distribute_datasets_from_function(
-        lambda context: task.build_inputs(False, context)) if evaluating else None)
-    trainer = trainer_for(task)(
-        task, model, optimizer, strategy, train_dataset=train_iterator,
-        eval_dataset=eval_dataset, gradient_clip_norm=config.gradient_clip_norm,
-        jit_compile=runtime.jit_compile,
-        max_consecutive_bad_steps=config.max_consecutive_bad_steps,
-        gradient_accumulation_steps=config.gradient_accumulation_steps,
-        fault_log=metrics_file.write if writes else None)
-    # Only one-pipeline iterators (default, one_device) can be saved; the others'
-    # (mirrored, multi_worker_mirrored, tpu) are not trackable in TF 2.20, so a resumed run
-    # skips the batches already trained on instead (below).
-    saves_iterator = isinstance(train_iterator, tf.__internal__.tracking.Trackable)
-    checkpoint = training_checkpoint(model, optimizer,
-                                     train_iterator if saves_iterator else None,
-                                     trainer.fault_counts)
-    manager = IntervalCheckpointManager(
-        checkpoint, checkpoint_dir(model_dir, strategy), max_to_keep=config.max_to_keep,
+    run = Run(mode, model_dir, task, config, strategy, chief, writes, model, optimizer)
+    if mode in EXPORT_MODES:
+      _make_variables(task, model)
+      run.checkpoint = training_checkpoint(model, optimizer)
+    else:
+      _build_trainer(run, runtime, evaluating)
+    run.manager = IntervalCheckpointManager(
+        run.checkpoint, checkpoint_dir(model_dir, strategy), max_to_keep=config.max_to_keep,
         step_counter=optimizer.iterations, checkpoint_interval=config.checkpoint_interval,
         resume_directory=model_dir)  # every worker resumes from the chief's checkpoints
-    trainer.rollback = Rollback(manager, model, optimizer, strategy)
+    if run.trainer is not None:
+      run.trainer.rollback = Rollback(run.manager, model, optimizer, strategy)
+  return run
 
-  if training:
-    # The checks first, the writes once they all passed: a refused run changes nothing.
-    # Another vocab in the init_checkpoint's run stops here.
-    vocab = records_vocab(task)
-    if vocab is not None and config.init_checkpoint:
-      check_init_checkpoint_vocab(config.init_checkpoint, vocab)
-    # Resume (before the progress line reads the step), else warm-start if asked; a
-    # checkpoint of another model, or an init_checkpoint without this encoder, stops here.
-    # Every worker resumes from the chief's newest checkpoint: a worker killed while
-    # writing its own scratch copy may lack the newest one.
-    latest = tf.train.latest_checkpoint(model_dir)
-    with strategy.scope():
-      if latest:
-        check_same_model(model, latest, f"--model_dir={model_dir}")
-        checkpoint.restore(latest)
-      elif config.init_checkpoint or config.init_generator_checkpoint:
-        warm_start_model(model, config.init_checkpoint, config.init_generator_checkpoint)
-    # The records' vocab and casing go next to the checkpoints (for export); another one
-    # there stops here, before anything is written.
-    if vocab is not None and chief:
-      write_run_vocab(model_dir, vocab)
-    if record is not None:  # accepted: the run's record
-      record.write()
-    remove_partial_checkpoints(manager.directory)
-    resumed_step = int(optimizer.iterations.numpy())
-    if not saves_iterator and resumed_step:
-      print(f"resuming the input at step {resumed_step}: skipping the batches already "
-            f"trained on ({type(strategy).__name__} iterators cannot be checkpointed)",
-            flush=True)
-      trainer.train_dataset = training_batches(task, strategy, skip_steps=resumed_step)
-  if not training:
-    restored = restore_path(checkpoint_path, manager.latest_checkpoint, mode, model_dir)
-    check_same_model(model, restored, f"--mode={mode}")
-    with strategy.scope():
-      checkpoint.read(restored).expect_partial()
-    print(f"restored {restored} (step {optimizer.iterations.numpy()})", flush=True)
-    if record is not None and writes:
-      record.write()
 
-  if mode == "export":
-    for name, path in export_for_task(task, model, model_dir,
-                                      int(optimizer.iterations.numpy())).items():
+def _make_variables(task: Task, model: tf_keras.Model) -> None:
+  """Makes the model's variables with one call on the task's dummy batch, as the trainer
+  does."""
+  batch = task.dummy_batch()
+  model(task.model_inputs(batch, tf.constant(0, tf.int64), False), training=False)
+
+
+def _build_trainer(run: Run, runtime: RuntimeConfig, evaluating: bool) -> None:
+  """`build`'s trainer, its inputs, the metrics file and the checkpoint, into `run`."""
+  task, strategy, config = run.task, run.strategy, run.config
+  training = run.mode in TRAINING_MODES
+  run.metrics_file = MetricsFile(os.path.join(run.model_dir, "metrics.jsonl"),
+                                 run.optimizer.iterations)
+  train_iterator = iter(training_batches(task, strategy)) if training else None
+  eval_dataset = (strategy.distribute_datasets_from_function(
+      lambda context: task.build_inputs(False, context)) if evaluating else None)
+  run.trainer = trainer_for(task)(
+      task, run.model, run.optimizer, strategy, train_dataset=train_iterator,
+      eval_dataset=eval_dataset, gradient_clip_norm=config.gradient_clip_norm,
+      jit_compile=runtime.jit_compile,
+      max_consecutive_bad_steps=config.max_consecutive_bad_steps,
+      gradient_accumulation_steps=config.gradient_accumulation_steps,
+      fault_log=run.metrics_file.write if run.writes else None)
+  # Only one-pipeline iterators (default, one_device) can be saved; the others'
+  # (mirrored, multi_worker_mirrored, tpu) are not trackable in TF 2.20, so a resumed run
+  # skips the batches already trained on instead (resume_or_warm_start).
+  run.saves_iterator = isinstance(train_iterator, tf.__internal__.tracking.Trackable)
+  run.checkpoint = training_checkpoint(run.model, run.optimizer,
+                                       train_iterator if run.saves_iterator else None,
+                                       run.trainer.fault_counts)
+
+
+def resume_or_warm_start(run: Run, record: Optional[RunRecord]) -> None:
+  """A training run's checks, then its start: the newest checkpoint in DIR, else the
+  init_checkpoint's weights if asked; then the run's vocab and record are written.
+
+  The checks come first and the writes once they all passed: a refused run changes
+  nothing. Another vocab in the init_checkpoint's run, a checkpoint of another model, or an
+  init_checkpoint without this encoder, stops here.
+  """
+  task, config, strategy, model_dir = run.task, run.config, run.strategy, run.model_dir
+  vocab = records_vocab(task)
+  if vocab is not None and config.init_checkpoint:
+    check_init_checkpoint_vocab(config.init_checkpoint, vocab)
+  # Resume (before the progress line reads the step), else warm-start if asked. Every
+  # worker resumes from the chief's newest checkpoint: a worker killed while writing its
+  # own scratch copy may lack the newest one.
+  latest = tf.train.latest_checkpoint(model_dir)
+  with strategy.scope():
+    if latest:
+      check_same_model(run.model, latest, f"--model_dir={model_dir}")
+      run.checkpoint.restore(latest)
+    elif config.init_checkpoint or config.init_generator_checkpoint:
+      warm_start_model(run.model, config.init_checkpoint, config.init_generator_checkpoint)
+  # The records' vocab and casing go next to the checkpoints (for export); another one
+  # there stops here, before anything is written.
+  if vocab is not None and run.chief:
+    write_run_vocab(model_dir, vocab)
+  if record is not None:  # accepted: the run's record
+    record.write()
+  remove_partial_checkpoints(run.manager.directory)
+  resumed_step = run.step
+  if not run.saves_iterator and resumed_step:
+    print(f"resuming the input at step {resumed_step}: skipping the batches already "
+          f"trained on ({type(strategy).__name__} iterators cannot be checkpointed)",
+          flush=True)
+    run.trainer.train_dataset = training_batches(task, strategy, skip_steps=resumed_step)
+
+
+def restore(run: Run, checkpoint_path: str, record: Optional[RunRecord]) -> None:
+  """An eval's or export's checkpoint: --checkpoint, else the latest in DIR."""
+  restored = restore_path(checkpoint_path, run.manager.latest_checkpoint, run.mode,
+                          run.model_dir)
+  check_same_model(run.model, restored, f"--mode={run.mode}")
+  with run.strategy.scope():
+    run.checkpoint.read(restored).expect_partial()
+  print(f"restored {restored} (step {run.optimizer.iterations.numpy()})", flush=True)
+  if record is not None and run.writes:
+    record.write()
+
+
+def export(run: Run) -> None:
+  """--mode=export: the task's SavedModels; --mode=export_hf: HuggingFace folders."""
+  if run.mode == "export":
+    for name, path in export_for_task(run.task, run.model, run.model_dir, run.step).items():
       print(f"exported {name} to {path}", flush=True)
-    return None
-  if mode == "export_hf":
-    output_dir = os.path.join(model_dir, "export", "hf", str(int(optimizer.iterations.numpy())))
-    vocab = export_vocab(task, ExportConfig(), model_dir)
-    labels = getattr(task, "hf_labels", tuple)()
-    # Written anew: an export of this step before is replaced whole, no stale file kept.
-    names = write_anew(output_dir, lambda staging: export_hf(model, staging, vocab, labels))
-    for name in names:
-      print(f"exported {name} (HuggingFace transformers) to {os.path.join(output_dir, name)}",
-            flush=True)
-    return None
+    return
+  output_dir = os.path.join(run.model_dir, "export", "hf", str(run.step))
+  vocab = export_vocab(run.task, ExportConfig(), run.model_dir)
+  labels = getattr(run.task, "hf_labels", tuple)()
+  # Written anew: an export of this step before is replaced whole, no stale file kept.
+  names = write_anew(output_dir, lambda staging: export_hf(run.model, staging, vocab, labels))
+  for name in names:
+    print(f"exported {name} (HuggingFace transformers) to {os.path.join(output_dir, name)}",
+          flush=True)
 
+
+def train_or_evaluate(run: Run) -> Optional[Dict[str, float]]:
+  """Trains and/or evaluates with orbit's Controller, checkpointing on preemption.
+
+  Returns:
+    The last evaluation's metrics (eval modes), else None.
+  """
+  mode, config, strategy, manager = run.mode, run.config, run.strategy, run.manager
+  training = mode in TRAINING_MODES
+  optimizer, chief, writes = run.optimizer, run.chief, run.writes
   preemption = PreemptionCheckpointer(
       lambda: manager.save(checkpoint_number=int(optimizer.iterations.numpy()),
                            check_interval=False),
       any_worker_signalled(strategy) if is_multi_worker(strategy) else None)
   controller = orbit.Controller(
       global_step=optimizer.iterations, strategy=strategy,
-      trainer=trainer if training else None, evaluator=trainer if evaluating else None,
+      trainer=run.trainer if training else None,
+      evaluator=run.trainer if mode in EVAL_MODES else None,
       steps_per_loop=config.steps_per_loop if training else None,
       checkpoint_manager=manager if training else None,
       summary_interval=config.summary_interval if training else None,
-      summary_dir=os.path.join(model_dir, "train") if chief and training else None,
-      eval_summary_dir=os.path.join(model_dir, "eval") if writes else None,
+      summary_dir=os.path.join(run.model_dir, "train") if chief and training else None,
+      eval_summary_dir=os.path.join(run.model_dir, "eval") if writes else None,
       train_actions=([ProgressLine(optimizer.iterations, config.train_steps,
-                                   task.global_batch_size(True))] if chief else [])
+                                   run.task.global_batch_size(True))] if chief else [])
       + [preemption],
-      eval_actions=([metrics_file] if writes else []) + ([preemption] if training else []))
+      eval_actions=([run.metrics_file] if writes else []) + ([preemption] if training else []))
   try:
     if mode == "eval":
       return controller.evaluate(config.validation_steps)
@@ -345,7 +452,7 @@ def _run(mode: str, model_dir: str, task: Task, checkpoint_path: str,
       if mode == "train":
         controller.train(config.train_steps)
         return None
-      return train_and_evaluate(controller, config, metrics_file)
+      return train_and_evaluate(controller, config, run.metrics_file)
   except tf.errors.InvalidArgumentError as error:
     message = corrupt_file_error(error)
     if message is None:

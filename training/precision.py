@@ -36,3 +36,15 @@ def unscaled_optimizer(optimizer):
   """The optimizer a LossScaleOptimizer wraps (the one holding the learning rate), or
   `optimizer` itself when it is not loss-scaled."""
   return optimizer.inner_optimizer if is_loss_scaled(optimizer) else optimizer
+
+
+def scaled_loss(optimizer, loss):
+  """`loss` times the LossScaleOptimizer's current scale; `loss` itself when not
+  loss-scaled."""
+  return optimizer.get_scaled_loss(loss) if is_loss_scaled(optimizer) else loss
+
+
+def unscaled_gradients(optimizer, grads):
+  """Gradients of a `scaled_loss` divided by the scale again; `grads` themselves when not
+  loss-scaled."""
+  return optimizer.get_unscaled_gradients(grads) if is_loss_scaled(optimizer) else grads

@@ -1,13 +1,20 @@
 """The orbit train and eval loops around a Task: one guarded optimizer step per batch.
 
-One training step, in each replica (see `_replica_train_step`):
+One training step, in each replica, reads top to bottom in `_replica_train_step`:
 
-  inputs   = task.model_inputs(batch, step)                 # e.g. adds sampling seeds
-  losses, grads, metric_updates = forward_backward(inputs)
-  grads    = sum over replicas, clipped by global norm      # same on any replica count
-  good     = the total loss (and, unscaled, the gradient norm) is finite
-  apply the gradients if good, else skip the update (all replicas agree)
-  update metrics and the loop's mean losses if good
+  inputs = task.model_inputs(batch, step)                  # e.g. adds sampling seeds
+  losses, metric updates, grads = forward, losses, backward  # loss-scaled under float16
+    (with accumulation: summed over N micro-batches, metrics updated after each)
+  grads  = sum over replicas, clipped by global norm       # same on any replica count
+  losses = sum over replicas
+  good   = the total loss (and, unscaled, the gradient norm) is finite
+  apply the gradients if good, else skip the update        # every replica alike
+  update the metrics (or, accumulated, put them back) and the loop's mean losses if good
+
+The distribution and loss-scaling plumbing sits in the helpers it calls: `_apply_or_skip`
+(the update in cross-replica context, or per GPU replica inside XLA), `_guarded_update`
+(apply or skip, the skip counters), `_apply_by_phase` (a task's training phases),
+`_accumulate` and training/precision.py's `scaled_loss` / `unscaled_gradients`.
 
 With `jit_compile` that whole step is one XLA computation (one replica, or GPU replicas;
 `whole_step_compiles`), inside orbit's loop of `steps_per_loop` steps; with several CPU
@@ -23,6 +30,7 @@ and reported (a WARNING line, and a record passed to `fault_log`, which the runn
 to metrics.jsonl); after `max_consecutive_bad_steps` in a row the `rollback` callback
 restores the last checkpoint from before them, before anything is saved.
 """
+import functools
 from typing import Any, Callable, Dict, Optional
 
 from absl import logging
@@ -34,10 +42,9 @@ from data.user_error import UserError
 from modeling.losses.pretraining_losses import cross_replica_sum
 from tasks.protocol import Task
 from training import gradient_accumulation
+from training import precision
 from training.gradient_clipping import clip_by_global_norm
 from training.phase_learning_rate import scale_learning_rate
-from training.precision import is_loss_scaled
-from training.precision import unscaled_optimizer
 
 
 class ScalarMeans(tf.Module):
@@ -85,7 +92,7 @@ class FaultCounts(tf.Module):
 
 
 def current_learning_rate(optimizer) -> tf.Tensor:
-  inner = unscaled_optimizer(optimizer)
+  inner = precision.unscaled_optimizer(optimizer)
   learning_rate = inner.learning_rate
   return learning_rate(inner.iterations) if callable(learning_rate) else learning_rate
 
@@ -209,58 +216,46 @@ class PretrainingTrainer(orbit.StandardTrainer, orbit.StandardEvaluator):
     return sorted(self.task.compute_losses(batch, outputs).losses)
 
   # ---------------------------------------------------------------- training
-  def _forward_backward(self, batch, inputs):
-    with tf.GradientTape() as tape:
-      outputs = self._training_forward(inputs)
-      result = self.task.compute_losses(batch, outputs)
-      loss = result.total_loss
-      if is_loss_scaled(self.optimizer):
-        loss = self.optimizer.get_scaled_loss(loss)
-    grads = tape.gradient(loss, self.model.trainable_variables)
-    if is_loss_scaled(self.optimizer):
-      grads = self.optimizer.get_unscaled_gradients(grads)
-    return result.losses, result.metric_updates, grads
-
   def _replica_train_step(self, batch):
-    """One step of one replica: forward, backward, all-reduce, clip, guarded update, metrics.
+    """One optimizer step of one replica, top to bottom (the module docstring's outline).
+
+    Args:
+      batch: this replica's batch, name -> [replica batch, ...].
 
     Returns:
-      (losses summed over replicas, the gradients' global norm before clipping).
+      (losses summed over replicas: name -> float32 scalar, the summed gradients' global
+       norm before clipping: float32 scalar).
     """
+    variables = self.model.trainable_variables
     inputs = self.task.model_inputs(batch, self.optimizer.iterations, training=True)
-    if self.gradient_accumulation_steps > 1:
-      losses, grads, settle_metrics = self._accumulated_forward_backward(batch, inputs)
+
+    def forward_backward(batch, inputs):
+      """(losses, metric updates, gradients) of `batch`, loss-scaled under mixed_float16."""
+      with tf.GradientTape() as tape:
+        result = self.task.compute_losses(batch, self._training_forward(inputs))
+        loss = precision.scaled_loss(self.optimizer, result.total_loss)
+      grads = precision.unscaled_gradients(self.optimizer, tape.gradient(loss, variables))
+      return result.losses, result.metric_updates, grads
+
+    if self.gradient_accumulation_steps > 1:  # summed over micro-batches of the batch
+      losses, grads, settle_metrics = self._accumulate(forward_backward, batch, inputs)
     else:
-      losses, metric_updates, grads = self._forward_backward(batch, inputs)
-      grads = gradient_accumulation.dense_gradients(grads, self.model.trainable_variables)
+      losses, metric_updates, grads = forward_backward(batch, inputs)
+      grads = gradient_accumulation.dense_gradients(grads, variables)
+      settle_metrics = functools.partial(self._update_metrics_if, metric_updates)
 
-      def settle_metrics(is_good):
-        tf.cond(is_good, lambda: self._update_metrics(metric_updates),
-                lambda: tf.constant(False))
-
-    grads = cross_replica_sum(grads)
-    grads, grad_norm = clip_by_global_norm(grads, self.gradient_clip_norm)
-    global_losses = cross_replica_sum(losses)
-    is_good = tf.math.is_finite(global_losses["total_loss"])
-    if not is_loss_scaled(self.optimizer):  # a LossScaleOptimizer skips overflows itself
+    grads, grad_norm = clip_by_global_norm(cross_replica_sum(grads), self.gradient_clip_norm)
+    losses = cross_replica_sum(losses)
+    is_good = tf.math.is_finite(losses["total_loss"])
+    if not precision.is_loss_scaled(self.optimizer):  # a LossScaleOptimizer skips overflows
       is_good = tf.logical_and(is_good, tf.math.is_finite(grad_norm))
-    if tf.__internal__.distribute.strategy_supports_no_merge_call():
-      # GPU replicas inside XLA: each applies the same summed gradients to its own copy.
-      self._apply_or_skip(is_good, global_losses,
-                          lambda: self._apply_by_phase(grads, self._apply_gradients))
-    else:
-      tf.distribute.get_replica_context().merge_call(self._merge_apply_or_skip,
-                                                     args=(grads, is_good, global_losses))
+    self._apply_or_skip(grads, is_good, losses)
     settle_metrics(is_good)
-    return global_losses, grad_norm
+    return losses, grad_norm
 
-  def _update_metrics(self, metric_updates):
-    for name, update in metric_updates.items():
-      self.train_metrics[name].update_state(**update)
-    return tf.constant(True)
-
-  def _accumulated_forward_backward(self, batch, inputs):
-    """`_forward_backward` summed over the micro-batches; metrics updated after each.
+  def _accumulate(self, forward_backward, batch, inputs):
+    """`forward_backward` summed over the micro-batches (training/gradient_accumulation.py);
+    the metrics are updated after each.
 
     Returns:
       (losses, dense gradients, settle_metrics: is_good -> puts the metrics back unless).
@@ -269,20 +264,42 @@ class PretrainingTrainer(orbit.StandardTrainer, orbit.StandardEvaluator):
     with tf.control_dependencies(snapshot.values):
       losses, grads = gradient_accumulation.accumulate(
           self.gradient_accumulation_steps, self.task, batch, inputs, self._output_spec,
-          self.loss_names, self.model.trainable_variables, self._forward_backward,
+          self.loss_names, self.model.trainable_variables, forward_backward,
           self._update_metrics)
     return losses, grads, snapshot.restore_unless
 
-  def _merge_apply_or_skip(self, strategy, grads, is_good, losses):
-    """`_apply_or_skip` in cross-replica context: every replica applies, or none does."""
-    first = lambda value: strategy.experimental_local_results(value)[0]  # pylint: disable=unnecessary-lambda-assignment
-    self._apply_or_skip(
-        first(is_good), tf.nest.map_structure(first, losses),
-        lambda: self._apply_by_phase(grads, lambda phase_grads, variables: (
-            strategy.extended.call_for_each_replica(self._apply_gradients,
-                                                    args=(phase_grads, variables)))))
+  def _update_metrics(self, metric_updates):
+    for name, update in metric_updates.items():
+      self.train_metrics[name].update_state(**update)
+    return tf.constant(True)
 
-  def _apply_or_skip(self, is_good, losses, apply_gradients):
+  def _update_metrics_if(self, metric_updates, is_good):
+    tf.cond(is_good, lambda: self._update_metrics(metric_updates), lambda: tf.constant(False))
+
+  def _apply_or_skip(self, grads, is_good, losses):
+    """Applies the summed `grads` if `is_good`, else skips the update; every replica alike.
+
+    GPU replicas inside XLA (no merge call) each apply the same summed gradients to their own
+    copy. Elsewhere the update runs once, in cross-replica context (merge_call), on the first
+    replica's `is_good` and losses (alike on every replica after the sum), and applies the
+    gradients on each replica.
+    """
+    if tf.__internal__.distribute.strategy_supports_no_merge_call():
+      self._guarded_update(is_good, losses,
+                           lambda: self._apply_by_phase(grads, self._apply_gradients))
+      return
+
+    def merged(strategy, grads, is_good, losses):
+      first = lambda value: strategy.experimental_local_results(value)[0]  # pylint: disable=unnecessary-lambda-assignment
+      self._guarded_update(
+          first(is_good), tf.nest.map_structure(first, losses),
+          lambda: self._apply_by_phase(grads, lambda phase_grads, variables: (
+              strategy.extended.call_for_each_replica(self._apply_gradients,
+                                                      args=(phase_grads, variables)))))
+
+    tf.distribute.get_replica_context().merge_call(merged, args=(grads, is_good, losses))
+
+  def _guarded_update(self, is_good, losses, apply_gradients):
     """Runs `apply_gradients()` if `is_good`, else only advances the step; counts skipped
     steps; adds an applied step's losses (summed over replicas) to the loop's means."""
 

@@ -19,6 +19,7 @@ import official_runner
 from tasks import registry
 from tests.kit import paths
 from tests.kit import record_job
+from training import config_origins
 from training.experiment import run_experiment
 
 VOCAB = tokenization.load_vocab(paths.SAMPLE_VOCAB)
@@ -26,48 +27,16 @@ MASK_ID = VOCAB.index(tokenization.MASK_TOKEN)
 SEQ, PREDICTIONS = 32, 5
 STATIC = "PretrainingData.masking = 'static'"  # for a dynamic paper config on static records
 
-# objective -> (mask_strategy, masked_lm_prob, whole_word_mask, max_ngram), from the papers:
-# BERT Devlin et al. 3.1; ELECTRA's code; TEAMS appendix B; SCRIPT appendix 4.1; ELECTRA-HP
-# section 5.1 (n-grams; ALBERT's n <= 3). A new objective adds its row here.
-PAPER_MASKING = {
-    "bert": ("bert", 0.15, False, 1),
-    "electra": ("electra", 0.15, False, 1),
-    "electra_15": ("electra", 0.15, False, 1),  # ELECTRA's (Table 4 ablations)
-    "replace_mlm": ("electra", 0.15, False, 1),
-    "all_tokens_mlm": ("electra", 0.15, False, 1),
-    "two_stage_electra": ("electra", 0.15, False, 1),  # ELECTRA's (Figure 3 variants)
-    "adversarial_electra": ("electra", 0.15, False, 1),
-    "teams": ("bert", 0.15, False, 1),
-    "script": ("bert", 0.15, False, 1),
-    "electra_hp_loss": ("electra", 0.15, True, 3),
-    "electra_hp_dist": ("electra", 0.15, True, 3),
-    "electric": ("electra", 0.15, False, 1),  # ELECTRA's code chooses Electric's positions
-    "electra_uniform_generator": ("electra", 0.15, False, 1),  # ELECTRA's code's ablation
-}
 MASKING_BINDINGS = ("mask_strategy", "masked_lm_prob", "whole_word_mask", "max_ngram")
 
-# objective -> (PretrainingData.masking, its base config, the paper's sentence it quotes):
-# ELECTRA appendix A and SCRIPT section 4.1 mask on the fly; TEAMS appendix B masks 40 static
-# copies; ELECTRA-HP states no mode ("same as the original ELECTRA"); ELECTRA's variants are
-# ELECTRA's. BERT (Devlin et al.) masks statically, the default, and states no sentence here.
-_ELECTRA = ("dynamic", "electra", "We use dynamic token masking with the masked positions "
-            "decided on-the-fly instead of during preprocessing.")
-PAPER_MASKING_MODE = {
-    "bert": ("static", None, None),
-    "electra": _ELECTRA, "electra_15": _ELECTRA, "two_stage_electra": _ELECTRA,
-    "adversarial_electra": _ELECTRA, "replace_mlm": ("dynamic", "replace_mlm", _ELECTRA[2]),
-    "all_tokens_mlm": ("dynamic", "replace_mlm", _ELECTRA[2]),
-    "teams": ("static", "teams", "To generate masked positions, we follow BERT and duplicate "
-              "training data 40 times so each sequence is masked in 40 different ways."),
-    "script": ("dynamic", "script", "We use dynamic token masking with the masked positions "
-               "decided on-the-fly."),
-    "electra_hp_loss": ("dynamic", "electra_hp", "Most of our pre-training configurations are "
-                        "same as the original ELECTRA"),
-    "electra_hp_dist": ("dynamic", "electra_hp", "Most of our pre-training configurations are "
-                        "same as the original ELECTRA"),
-    "electric": ("dynamic", "electric", _ELECTRA[2]),  # google-research/electra's code
-    "electra_uniform_generator": _ELECTRA,
-}
+
+def _paper_masking(name):
+  """The objective's own declaration of its paper's masking (its register(...) call)."""
+  masking = registry.objective(name).masking
+  assert masking is not None, (
+      f"objective {name!r} states no paper masking: pass masking=PaperMasking(...) to its "
+      "tasks.registry.register(...) call")
+  return masking
 
 
 def _task(config, pattern, *extra):
@@ -109,18 +78,15 @@ def electra_masked_pattern(tmp_path_factory):
 
 
 def test_every_registered_objective_states_its_papers_masking():
-  assert set(registry.names()) == set(PAPER_MASKING)
   for name in registry.names():
+    paper = _paper_masking(name)
     for size in registry.objective(name).sizes():
       gin.clear_config()
       official_runner.parse_config([registry.objective(name).config_file(size)], [])
       # query_parameter raises for a binding the config leaves to the default.
-      bound = tuple(gin.query_parameter(f"PretrainingData.{binding}")
-                    for binding in MASKING_BINDINGS)
-      expected = PAPER_MASKING[name]
-      if (name, size) == ("electra", "large"):  # ELECTRA's code: mask_prob 0.25 for large
-        expected = ("electra", 0.25, False, 1)
-      assert bound == expected, (name, size)
+      bound = {binding: gin.query_parameter(f"PretrainingData.{binding}")
+               for binding in MASKING_BINDINGS}
+      assert bound == paper.bindings(size), (name, size)
 
 
 def _comment_text(path):
@@ -130,20 +96,31 @@ def _comment_text(path):
   return " ".join(" ".join(comments).split())
 
 
+def _file_binding(config, binding):
+  """The gin file whose line sets `binding` last in `config`'s chain of includes."""
+  origin = config_origins.find_origins([config], [], [official_runner.REPO_ROOT])
+  for (_, selector, name), found in origin.bindings.items():
+    if f"{selector.split('.')[-1]}.{name}" == binding:
+      return found.places[-1].rsplit(":", 1)[0]
+  return None
+
+
 def test_every_paper_config_masks_in_its_papers_mode_and_quotes_it():
-  """ELECTRA and SCRIPT mask on the fly, TEAMS 40 static copies (issue #52)."""
-  assert set(registry.names()) == set(PAPER_MASKING_MODE)
+  """ELECTRA and SCRIPT mask on the fly, TEAMS 40 static copies (issue #52): each
+  config's mode is its objective's declared one, stated in the file that quotes the paper."""
   for name in registry.names():
-    mode, base, sentence = PAPER_MASKING_MODE[name]
+    paper = _paper_masking(name)
     for size in registry.objective(name).sizes():
+      config = registry.objective(name).config_file(size)
       gin.clear_config()
-      official_runner.parse_config([registry.objective(name).config_file(size)], [])
+      official_runner.parse_config([config], [])
       task = gin.query_parameter("run_experiment.task").scoped_configurable_fn()
-      assert task.data.masking == mode, (name, size)
-      if base is not None:
-        assert gin.query_parameter("PretrainingData.masking") == mode  # stated, not defaulted
-    if base is not None:
-      assert sentence in _comment_text(f"configs/base/{base}.gin"), name
+      assert task.data.masking == paper.masking, (name, size)
+      if paper.quote is None:  # the paper states none: the default, unstated
+        continue
+      assert gin.query_parameter("PretrainingData.masking") == paper.masking  # not defaulted
+      stated_in = _file_binding(config, "PretrainingData.masking")
+      assert paper.quote in _comment_text(stated_in), (name, size, stated_in)
 
 
 @pytest.mark.parametrize("config", sorted(

@@ -76,3 +76,15 @@ def test_a_name_has_one_class_and_a_class_one_flops_rule(scratch_registry):
   # Registering the same entry again (a module imported twice) changes nothing.
   registry.register("electra", ElectraPretrainingTask, flop_terms=electra_flop_terms)
   assert registry.objective("electra").task_class is ElectraPretrainingTask
+
+
+def test_paper_masking_gives_each_sizes_bindings_and_refuses_an_unquoted_dynamic_mode():
+  electra = registry.objective("electra").masking
+  assert electra.bindings("small") == dict(mask_strategy="electra", masked_lm_prob=0.15,
+                                           whole_word_mask=False, max_ngram=1)
+  assert electra.bindings("large")["masked_lm_prob"] == 0.25
+  with pytest.raises(ValueError, match=r"PaperMasking.masking='on_the_fly' is not one of "
+                     r"\('dynamic', 'static'\)"):
+    registry.PaperMasking("bert", 0.15, False, 1, masking="on_the_fly", quote="x", source="y")
+  with pytest.raises(ValueError, match=r"dynamic masking needs the paper's sentence"):
+    registry.PaperMasking("bert", 0.15, False, 1, masking="dynamic", quote=None, source="y")
