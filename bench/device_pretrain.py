@@ -255,8 +255,8 @@ def main(argv=None):
   if any(a["dtype"] in ("int64", "uint64", "float64") for a in spec["arguments"]):
     jax.config.update("jax_enable_x64", True)  # else jax narrows them to 32 bits
   device = jax.devices()[0]
-  executable, compile_seconds = device_step.compile_module(device_step.read_module(args.dir),
-                                                           device)
+  executable, compile_seconds = device_step.compile_module(
+      device_step.read_module(args.dir, spec), device)
   step = device_step.Step(executable, spec, start_values(args, spec), device)
   name = f"{spec['objective']}-{spec['size']} {spec['precision']} batch {spec['batch_size']}"
   print(f"{name}: compiled in {compile_seconds:.1f} s on {device.device_kind}", flush=True)

@@ -50,18 +50,23 @@ from training.serving.export_tagging import TaggingServingModule
 from training.serving.text_preprocessing import TextPreprocessor
 
 FLAGS = flags.FLAGS
-flags.DEFINE_enum("size", "small", sorted(ENCODER_PRESETS), "Encoder preset (both models).")
-flags.DEFINE_integer("seq_length", 128, "Pieces per sequence.")
-flags.DEFINE_integer("batch_size", 32, "Sequences per step.")
-flags.DEFINE_integer("num_labels", 9, "Tags (CoNLL-2003 NER in IOB2: 9).")
-flags.DEFINE_integer("vocab_size", 30522, "Word-piece vocabulary.")
-flags.DEFINE_integer("steps", 3, "Steps per model per round.")
-flags.DEFINE_integer("rounds", 3, "Timed rounds.")
-flags.DEFINE_integer("serving_batch_size", 32, "Sentences per serving call (0: no serving).")
 
 REPO_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SAMPLE_TEXT = os.path.join(REPO_ROOT, "data", "sample", "kjv_tiny.txt")
 SAMPLE_VOCAB = os.path.join(REPO_ROOT, "data", "sample", "vocab.txt")
+
+
+def define_flags():
+  """The benchmark's flags, defined when it runs (not on import: bench.pretraining_setup's
+  --size and --batch_size would clash in a process that imports both)."""
+  flags.DEFINE_enum("size", "small", sorted(ENCODER_PRESETS), "Encoder preset (both models).")
+  flags.DEFINE_integer("seq_length", 128, "Pieces per sequence.")
+  flags.DEFINE_integer("batch_size", 32, "Sequences per step.")
+  flags.DEFINE_integer("num_labels", 9, "Tags (CoNLL-2003 NER in IOB2: 9).")
+  flags.DEFINE_integer("vocab_size", 30522, "Word-piece vocabulary.")
+  flags.DEFINE_integer("steps", 3, "Steps per model per round.")
+  flags.DEFINE_integer("rounds", 3, "Timed rounds.")
+  flags.DEFINE_integer("serving_batch_size", 32, "Sentences per serving call (0: no serving).")
 
 
 def tagging_loss(logits, label_ids):
@@ -229,4 +234,5 @@ def main(argv):
 
 
 if __name__ == "__main__":
+  define_flags()
   app.run(main)

@@ -30,3 +30,14 @@ def test_both_servers_tag_each_word_of_the_same_sentences(tmp_path):
   theirs = tagging_speed.their_server(config, labels)(sentences)
   assert [sum(tag != b"" for tag in row) for row in ours] == [len(row) for row in theirs]
   assert {tag.decode() for row in ours for tag in row if tag} <= set(labels)
+
+
+def test_imports_beside_the_pretraining_benchmarks():
+  """Its flags are defined when it runs, so a process (a test worker) that imports it and
+  bench.throughput (bench.pretraining_setup's --size, --batch_size) defines each flag once."""
+  import subprocess  # pylint: disable=g-import-not-at-top
+  import sys  # pylint: disable=g-import-not-at-top
+  result = subprocess.run([sys.executable, "-c", "import bench.tagging_speed, bench.throughput"],
+                          cwd=tagging_speed.REPO_ROOT, capture_output=True, text=True,
+                          check=False)
+  assert result.returncode == 0, result.stderr[-2000:]
