@@ -3,13 +3,16 @@
 Clark et al. (2020), "Pre-Training Transformers as Energy-Based Cloze Models". Electric
 models p(x_t | x_\\t) = exp(-E(x)_t) / Z(x_\\t), with E(x)_t a scalar per token: ELECTRA's
 RTD head (dense + GELU + dense(1), modeling/heads/rtd_head.py) on the discriminator, so no
-new layer is needed. It is trained by noise-contrastive estimation against a noise
+new layer is needed (the paper's section 2.1 writes a single w^T h(x)_t; the official code
+uses ELECTRA's head, as here). It is trained by noise-contrastive estimation against a noise
 distribution q (the two-tower cloze generator): a token is data with probability
 n exp(-E) / (n exp(-E) + k q) for n data and k noise tokens, so the logit that it is noise is
 
   E(x)_t + log q(x_t | x_\\t) + log(k / n),   k / n = p / (1 - p), p = mask_prob,
 
-with log q held constant (stop-gradient). google-research/electra's run_pretraining.py
+with log q held constant (stop-gradient): the paper's sigmoid(E(x)_t + log(k q / n)) for k
+noise and n data tokens (section 2.5); its Algorithm 2 replaces a fraction p of a sequence's
+positions, so k / n = p / (1 - p). google-research/electra's run_pretraining.py
 `_get_discriminator_output` adds exactly these two terms to the RTD head's logit under
 `electric_objective`, and trains it with sigmoid cross-entropy against "was sampled" labels.
 
@@ -81,7 +84,8 @@ def energy_score(energies: tf.Tensor, weights: tf.Tensor) -> tf.Tensor:
   With p(x_t | x_\\t) = exp(-E(x)_t) / Z(x_\\t), the pseudo-log-likelihood
   sum_t log p(x_t | x_\\t) is sum_t (-E(x)_t - log Z(x_\\t)); Z is not computed, so this
   score is the sum of -E alone (the PLL up to the partition functions), one forward pass for
-  all tokens. Higher = more plausible.
+  all tokens. It is the paper's PLL (section 3.2), which takes Z = 1 since NCE trains the
+  model to self-normalise (section 2.2). Higher = more plausible.
 
   Args:
     energies: float [batch, seq].

@@ -2,10 +2,10 @@
 
 `score`(text: string [batch]) returns `score` float32 [batch], Electric's one-pass sentence
 score -sum_t E(x)_t over the text's pieces ([CLS], [SEP] and padding left out;
-modeling/heads/energy_head.py `energy_score`: the pseudo-log-likelihood without the
-partition functions; higher = more plausible), and `num_tokens` int32 [batch] (the pieces
-summed over, to normalise by length). Texts longer than S - 2 pieces are cut as in
-`encode_text`.
+modeling/heads/energy_head.py `energy_score`: the paper's pseudo-log-likelihood, the
+partition functions taken as 1; higher = more plausible), and `num_tokens` int32 [batch]
+(the pieces summed over, to normalise by length). Texts longer than S - 2 pieces are cut as
+in `encode_text`.
 """
 import tensorflow as tf
 
