@@ -72,9 +72,10 @@ def test_the_data_masking_rate_is_the_nce_prior():
   assert _task().build_model().mask_prob == 0.2
 
 
-@pytest.mark.parametrize("size, hidden, width, learning_rate", [
-    ("small", 256, 0.25, 5e-4), ("base", 768, 0.3333333333333333, 2e-4)])
-def test_paper_configs_carry_the_official_codes_settings(size, hidden, width, learning_rate):
+@pytest.mark.parametrize("size, hidden, width, learning_rate, steps", [
+    ("small", 256, 0.25, 5e-4, 1_000_000),  # ELECTRA-Small's recipe: the paper has no Small
+    ("base", 768, 0.25, 5e-4, 700_000)])  # the Electric paper's Table 3
+def test_paper_configs_carry_their_sources_settings(size, hidden, width, learning_rate, steps):
   official_runner.parse_config([f"configs/pretrain/electric_{size}.gin"], [])
   task = gin.query_parameter("run_experiment.task").scoped_configurable_fn()
   assert type(task) is ElectricPretrainingTask  # pylint: disable=unidiomatic-typecheck
@@ -84,6 +85,7 @@ def test_paper_configs_carry_the_official_codes_settings(size, hidden, width, le
   assert task.data.masked_lm_prob == 0.15
   assert gin.query_parameter("create_optimizer.learning_rate") == learning_rate
   assert gin.query_parameter("create_optimizer.optimizer") == "adamw"
+  assert gin.query_parameter("TrainerConfig.train_steps") == steps
 
 
 def test_uniform_generator_draws_every_id_alike_and_reports_log_vocab():
