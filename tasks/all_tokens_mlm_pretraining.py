@@ -42,6 +42,27 @@ class AllTokensMlmPretrainingTask(ReplaceMlmPretrainingTask):
   copy_probability (the mean D over real tokens). Reported losses: total_loss,
   all_tokens_loss, masked_lm_loss (the mixture's cross-entropy at the masked positions,
   comparable with Replace MLM's), generator_mlm_loss.
+
+  Example:
+
+    >>> from modeling.layers.encoder_config import EncoderConfig
+    >>> from tasks.pretraining_task import PretrainingData
+    >>> config = EncoderConfig(vocab_size=30, hidden_size=16, num_layers=1,
+    ...                        intermediate_size=32, embedding_size=8)
+    >>> data = PretrainingData(seq_length=8, max_predictions_per_seq=2)
+    >>> task = AllTokensMlmPretrainingTask(config, data)
+    >>> ids = tf.constant([[2, 9, 4, 11, 4, 3, 0, 0], [2, 4, 12, 3, 0, 0, 0, 0]])  # 4: [MASK]
+    >>> batch = dict(input_word_ids=ids, input_mask=tf.sign(ids),
+    ...              input_type_ids=tf.zeros_like(ids),
+    ...              masked_lm_positions=tf.constant([[2, 4], [1, 0]]),
+    ...              masked_lm_ids=tf.constant([[7, 8], [10, 0]]),
+    ...              masked_lm_weights=tf.constant([[1.0, 1.0], [1.0, 0.0]]))
+    >>> model = task.build_model()
+    >>> outputs = model(task.model_inputs(batch, tf.constant(0), training=True), training=True)
+    >>> result = task.compute_losses(batch, outputs)
+    >>> {name: bool(tf.math.is_finite(loss)) for name, loss in result.losses.items()}
+    {'generator_mlm_loss': True, 'total_loss': True, 'all_tokens_loss': True,
+     'masked_lm_loss': True}
   """
 
   def model_class(self):

@@ -32,6 +32,26 @@ class Electra15PretrainingTask(ElectraPretrainingTask):
   Metrics: ELECTRA's (disc_* over all real tokens, comparable with ELECTRA's), plus
   disc_accuracy_masked and disc_auc_masked over the masked positions, where it is trained.
   Reported losses: ELECTRA's; disc_loss is the masked-positions loss.
+
+  Example:
+
+    >>> from modeling.layers.encoder_config import EncoderConfig
+    >>> from tasks.pretraining_task import PretrainingData
+    >>> config = EncoderConfig(vocab_size=30, hidden_size=16, num_layers=1,
+    ...                        intermediate_size=32, embedding_size=8)
+    >>> data = PretrainingData(seq_length=8, max_predictions_per_seq=2)
+    >>> task = Electra15PretrainingTask(config, data)
+    >>> ids = tf.constant([[2, 9, 4, 11, 4, 3, 0, 0], [2, 4, 12, 3, 0, 0, 0, 0]])  # 4: [MASK]
+    >>> batch = dict(input_word_ids=ids, input_mask=tf.sign(ids),
+    ...              input_type_ids=tf.zeros_like(ids),
+    ...              masked_lm_positions=tf.constant([[2, 4], [1, 0]]),
+    ...              masked_lm_ids=tf.constant([[7, 8], [10, 0]]),
+    ...              masked_lm_weights=tf.constant([[1.0, 1.0], [1.0, 0.0]]))
+    >>> model = task.build_model()
+    >>> outputs = model(task.model_inputs(batch, tf.constant(0), training=True), training=True)
+    >>> result = task.compute_losses(batch, outputs)
+    >>> {name: bool(tf.math.is_finite(loss)) for name, loss in result.losses.items()}
+    {'total_loss': True, 'masked_lm_loss': True, 'disc_loss': True}
   """
 
   def build_metrics(self) -> Dict[str, tf_keras.metrics.Metric]:

@@ -65,6 +65,24 @@ class ElectraPretrainingTask(DrawsSamples, PretrainingTask):
   Metrics: masked_lm_accuracy, sampled_token_correct_rate (how often the generator samples
   the original token), disc_accuracy, disc_precision, disc_recall, disc_auc (real tokens
   only). Reported losses: total_loss, masked_lm_loss, disc_loss.
+
+  Example:
+
+    >>> config = EncoderConfig(vocab_size=30, hidden_size=16, num_layers=1,
+    ...                        intermediate_size=32, embedding_size=8)
+    >>> data = PretrainingData(seq_length=8, max_predictions_per_seq=2)
+    >>> task = ElectraPretrainingTask(config, data)
+    >>> ids = tf.constant([[2, 9, 4, 11, 4, 3, 0, 0], [2, 4, 12, 3, 0, 0, 0, 0]])  # 4: [MASK]
+    >>> batch = dict(input_word_ids=ids, input_mask=tf.sign(ids),
+    ...              input_type_ids=tf.zeros_like(ids),
+    ...              masked_lm_positions=tf.constant([[2, 4], [1, 0]]),
+    ...              masked_lm_ids=tf.constant([[7, 8], [10, 0]]),
+    ...              masked_lm_weights=tf.constant([[1.0, 1.0], [1.0, 0.0]]))
+    >>> model = task.build_model()
+    >>> outputs = model(task.model_inputs(batch, tf.constant(0), training=True), training=True)
+    >>> result = task.compute_losses(batch, outputs)
+    >>> {name: bool(tf.math.is_finite(loss)) for name, loss in result.losses.items()}
+    {'total_loss': True, 'masked_lm_loss': True, 'disc_loss': True}
   """
 
   def __init__(self, encoder: EncoderConfig, data: PretrainingData, seed: int = 0,

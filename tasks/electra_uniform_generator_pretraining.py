@@ -20,6 +20,29 @@ class ElectraUniformGeneratorPretrainingTask(ElectraPretrainingTask):
   `sampling_temperature` and `weight_sharing` have nothing to act on). `masked_lm_loss` is
   the constant log(vocab_size) of the all-zero logits, as the official code reports it, so
   total_loss = mlm_weight * log(vocab_size) + rtd_weight * RTD and only RTD trains.
+
+  Example:
+
+    >>> import tensorflow as tf
+    >>> from modeling.layers.encoder_config import EncoderConfig
+    >>> from tasks.pretraining_task import PretrainingData
+    >>> config = EncoderConfig(vocab_size=30, hidden_size=16, num_layers=1,
+    ...                        intermediate_size=32, embedding_size=8)
+    >>> data = PretrainingData(seq_length=8, max_predictions_per_seq=2)
+    >>> task = ElectraUniformGeneratorPretrainingTask(config, data)
+    >>> ids = tf.constant([[2, 9, 4, 11, 4, 3, 0, 0], [2, 4, 12, 3, 0, 0, 0, 0]])  # 4: [MASK]
+    >>> batch = dict(input_word_ids=ids, input_mask=tf.sign(ids),
+    ...              input_type_ids=tf.zeros_like(ids),
+    ...              masked_lm_positions=tf.constant([[2, 4], [1, 0]]),
+    ...              masked_lm_ids=tf.constant([[7, 8], [10, 0]]),
+    ...              masked_lm_weights=tf.constant([[1.0, 1.0], [1.0, 0.0]]))
+    >>> model = task.build_model()
+    >>> outputs = model(task.model_inputs(batch, tf.constant(0), training=True), training=True)
+    >>> result = task.compute_losses(batch, outputs)
+    >>> {name: bool(tf.math.is_finite(loss)) for name, loss in result.losses.items()}
+    {'total_loss': True, 'masked_lm_loss': True, 'disc_loss': True}
+    >>> round(float(result.losses["masked_lm_loss"]), 4)  # log(30)
+    3.4012
   """
 
   def build_model(self) -> tf_keras.Model:

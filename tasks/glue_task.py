@@ -66,6 +66,25 @@ class GlueTask(FinetuningTask):
 
   Metrics (0-100): see tasks/glue_metrics.py; MNLI's carry the split as a suffix
   (`accuracy_dev_matched`, `accuracy_dev_mismatched`).
+
+  Example:
+
+    >>> import tempfile
+    >>> from data.finetuning.create_records import create_glue_data
+    >>> from data.tokenization import make_tokenizer
+    >>> # From the repository root: data/sample holds a vocab and the kjv_books task.
+    >>> records = tempfile.mkdtemp()
+    >>> _ = create_glue_data("kjv_books", make_tokenizer("data/sample/vocab.txt"), records,
+    ...                      max_seq_length=16, input_dir="data/sample/kjv_books")
+    >>> config = EncoderConfig(vocab_size=7669, hidden_size=16, num_layers=1,
+    ...                        intermediate_size=32, embedding_size=8)  # data/sample/vocab.txt
+    >>> task = GlueTask(config, FinetuningData(records, train_batch_size=2), "kjv_books")
+    >>> task.spec.labels
+    ('genesis', 'psalms', 'proverbs', 'matthew')
+    >>> batch = next(iter(task.build_inputs(is_training=True)))
+    >>> result = task.compute_losses(batch, task.build_model()(batch, training=True))
+    >>> {name: bool(tf.math.is_finite(loss)) for name, loss in result.losses.items()}
+    {'total_loss': True}
   """
 
   def __init__(self, encoder: EncoderConfig, data: FinetuningData, task_name: str,

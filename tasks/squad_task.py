@@ -66,6 +66,32 @@ class SquadTask(FinetuningTask):
 
   Metrics (0-100): v1.1 `exact_match`, `f1`; v2.0 `exact`, `f1`, `HasAns_exact`,
   `HasAns_f1`, `NoAns_exact`, `NoAns_f1`, plus `null_threshold`.
+
+  Example:
+
+    >>> import tempfile
+    >>> from data.finetuning.create_records import create_squad_data
+    >>> from data.finetuning.squad_reader import SquadExample
+    >>> from data.finetuning.squad_reader import write_json
+    >>> from data.tokenization import make_tokenizer
+    >>> # From the repository root: data/sample holds a vocab.
+    >>> records = tempfile.mkdtemp()
+    >>> questions = os.path.join(records, "questions.json")  # SQuAD v1.1's format
+    >>> write_json(questions, [SquadExample("q1", "What was there?", "And there was light.",
+    ...                                     answers=(("light", 14),))], "v1.1")
+    >>> _ = create_squad_data("squad_v1", make_tokenizer("data/sample/vocab.txt"), records,
+    ...                       max_seq_length=16, doc_stride=8, max_query_length=8,
+    ...                       train_file=questions, dev_file=questions)
+    >>> config = EncoderConfig(vocab_size=7669, hidden_size=16, num_layers=1,
+    ...                        intermediate_size=32, embedding_size=8)  # data/sample/vocab.txt
+    >>> task = SquadTask(config, FinetuningData(records, train_batch_size=1), head_inner_size=16)
+    >>> batch = next(iter(task.build_inputs(is_training=True)))
+    >>> # [CLS] what was there ? [SEP] and there was light . [SEP]: "light" is piece 9.
+    >>> int(batch["start_positions"][0]), int(batch["end_positions"][0])
+    (9, 9)
+    >>> result = task.compute_losses(batch, task.build_model()(batch, training=True))
+    >>> {name: bool(tf.math.is_finite(loss)) for name, loss in result.losses.items()}
+    {'total_loss': True}
   """
 
   def __init__(self, encoder: EncoderConfig, data: FinetuningData, seed: int = 0,

@@ -90,6 +90,31 @@ class TaggingTask(FinetuningTask):
   Metrics (0-100): `f1`, `precision`, `recall`, `accuracy`, and `f1_<type>`,
   `precision_<type>`, `recall_<type>` per span type (the plain scheme: `accuracy` alone);
   with a labelled test split too, each carries the split as a suffix (`f1_dev`, `f1_test`).
+
+  Example:
+
+    >>> import tempfile
+    >>> from data.finetuning.create_records import create_tagging_data
+    >>> from data.tokenization import make_tokenizer
+    >>> # From the repository root: data/sample holds a vocab.
+    >>> records = tempfile.mkdtemp()
+    >>> sentences = os.path.join(records, "sentences.jsonl")  # one tagged sentence a line
+    >>> with open(sentences, "w", encoding="utf-8") as f:
+    ...   print('{"tokens": ["And", "God", "saw", "the", "light"],'
+    ...         ' "tags": ["O", "B-PER", "O", "O", "O"]}', file=f)
+    >>> _ = create_tagging_data(make_tokenizer("data/sample/vocab.txt"), records,
+    ...                         max_seq_length=16, files=dict(train=sentences, dev=sentences))
+    >>> config = EncoderConfig(vocab_size=7669, hidden_size=16, num_layers=1,
+    ...                        intermediate_size=32, embedding_size=8)  # data/sample/vocab.txt
+    >>> task = TaggingTask(config, FinetuningData(records, train_batch_size=1))
+    >>> task.labels
+    ['O', 'B-PER']
+    >>> batch = next(iter(task.build_inputs(is_training=True)))
+    >>> batch["label_ids"][0, :8].numpy().tolist()  # a label on each word's first piece
+    [-1, 0, 1, 0, 0, 0, -1, -1]
+    >>> result = task.compute_losses(batch, task.build_model()(batch, training=True))
+    >>> {name: bool(tf.math.is_finite(loss)) for name, loss in result.losses.items()}
+    {'total_loss': True}
   """
 
   def __init__(self, encoder: EncoderConfig, data: FinetuningData, seed: int = 0,

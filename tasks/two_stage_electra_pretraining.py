@@ -84,6 +84,30 @@ class TwoStageElectraPretrainingTask(ElectraPretrainingTask):
   Metrics and losses: ELECTRA's (masked_lm_loss and disc_loss are reported in both stages;
   total_loss is the stage's: mlm_weight * MLM, then rtd_weight * RTD; in evaluation, which
   has no stage, ELECTRA's joint total).
+
+  Example:
+
+    >>> from modeling.layers.encoder_config import EncoderConfig
+    >>> from tasks.pretraining_task import PretrainingData
+    >>> config = EncoderConfig(vocab_size=30, hidden_size=16, num_layers=1,
+    ...                        intermediate_size=32, embedding_size=8)
+    >>> data = PretrainingData(seq_length=8, max_predictions_per_seq=2)
+    >>> task = TwoStageElectraPretrainingTask(
+    ...     encoder=config, data=data, generator_steps=1, generator_width_multiplier=1.0)
+    >>> ids = tf.constant([[2, 9, 4, 11, 4, 3, 0, 0], [2, 4, 12, 3, 0, 0, 0, 0]])  # 4: [MASK]
+    >>> batch = dict(input_word_ids=ids, input_mask=tf.sign(ids),
+    ...              input_type_ids=tf.zeros_like(ids),
+    ...              masked_lm_positions=tf.constant([[2, 4], [1, 0]]),
+    ...              masked_lm_ids=tf.constant([[7, 8], [10, 0]]),
+    ...              masked_lm_weights=tf.constant([[1.0, 1.0], [1.0, 0.0]]))
+    >>> model = task.build_model()
+    >>> outputs = model(task.model_inputs(batch, tf.constant(0), training=True), training=True)
+    >>> result = task.compute_losses(batch, outputs)
+    >>> {name: bool(tf.math.is_finite(loss)) for name, loss in result.losses.items()}
+    {'total_loss': True, 'masked_lm_loss': True, 'disc_loss': True}
+    >>> # Step 0 is in the generator's stage: the total is its MLM loss alone.
+    >>> bool(result.losses["total_loss"] == result.losses["masked_lm_loss"])
+    True
   """
 
   def __init__(self, generator_steps: int = gin.REQUIRED, switch_warmup_steps: int = 0,

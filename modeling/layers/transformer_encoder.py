@@ -103,6 +103,18 @@ class TransformerEncoder(tf_keras.layers.Layer):
     `pooled_output` [batch, hidden], the [CLS] vector (pooled when output_pooler);
     `encoder_outputs` list of num_layers tensors [batch, seq, hidden];
     `embedding_output` [batch, seq, hidden], the (projected) embeddings.
+
+  Example:
+
+    >>> config = EncoderConfig(vocab_size=30, hidden_size=16, num_layers=1,
+    ...                        intermediate_size=32, embedding_size=8)
+    >>> ids = tf.constant([[2, 9, 10, 11, 3, 0, 0, 0], [2, 12, 3, 0, 0, 0, 0, 0]])
+    >>> outputs = TransformerEncoder(config)(
+    ...     dict(input_word_ids=ids, input_mask=tf.sign(ids), input_type_ids=tf.zeros_like(ids)))
+    >>> print(outputs["sequence_output"].shape, outputs["pooled_output"].shape)
+    (2, 8, 16) (2, 16)
+    >>> len(outputs["encoder_outputs"])
+    1
   """
 
   def __init__(self, config, output_pooler: bool = False,

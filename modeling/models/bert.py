@@ -21,6 +21,18 @@ class BertPretrainer(tf_keras.Model):
   Call inputs: dict `input_word_ids`, `input_mask`, `input_type_ids` int32 [batch, seq],
     `masked_lm_positions` int32 [batch, P].
   Call output: dict `mlm_logits` float32 [batch, P, vocab_size].
+
+  Example:
+
+    >>> import tensorflow as tf
+    >>> config = EncoderConfig(vocab_size=30, hidden_size=16, num_layers=1,
+    ...                        intermediate_size=32, embedding_size=8)
+    >>> ids = tf.constant([[2, 9, 4, 11, 4, 3, 0, 0], [2, 4, 12, 3, 0, 0, 0, 0]])  # 4: [MASK]
+    >>> outputs = BertPretrainer(config)(dict(
+    ...     input_word_ids=ids, input_mask=tf.sign(ids), input_type_ids=tf.zeros_like(ids),
+    ...     masked_lm_positions=tf.constant([[2, 4], [1, 0]])))
+    >>> print(outputs["mlm_logits"].shape)
+    (2, 2, 30)
   """
 
   def __init__(self, config: EncoderConfig, **kwargs):

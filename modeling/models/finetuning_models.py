@@ -29,6 +29,20 @@ class SentencePredictionModel(tf_keras.Model):
 
   Call inputs: dict `input_word_ids`, `input_mask`, `input_type_ids` int32 [batch, seq].
   Call output: float32 logits [batch, num_classes] (scores [batch] for regression).
+
+  Example:
+
+    >>> import tensorflow as tf
+    >>> from modeling.layers.encoder_config import EncoderConfig
+    >>> config = EncoderConfig(vocab_size=30, hidden_size=16, num_layers=1,
+    ...                        intermediate_size=32, embedding_size=8)
+    >>> model = SentencePredictionModel(TransformerEncoder(config),
+    ...                                 SentencePredictionHead(num_classes=3))
+    >>> ids = tf.constant([[2, 9, 10, 3, 11, 12, 3, 0]])  # [CLS] a b [SEP] c d [SEP] [PAD]
+    >>> logits = model(dict(input_word_ids=ids, input_mask=tf.sign(ids),
+    ...                     input_type_ids=tf.constant([[0, 0, 0, 0, 1, 1, 1, 0]])))
+    >>> print(logits.dtype.name, logits.shape)
+    float32 (1, 3)
   """
 
   def __init__(self, encoder: TransformerEncoder,
@@ -70,6 +84,26 @@ class QuestionAnsweringModel(tf_keras.Model):
     training, optional otherwise).
   Call output: the head's dict (see JointSpanHead): gold-start logits when start_positions
     are given, the beam search when not training.
+
+  Example:
+
+    >>> import tensorflow as tf
+    >>> from modeling.layers.encoder_config import EncoderConfig
+    >>> config = EncoderConfig(vocab_size=30, hidden_size=16, num_layers=1,
+    ...                        intermediate_size=32, embedding_size=8)
+    >>> model = QuestionAnsweringModel(TransformerEncoder(config),
+    ...                                JointSpanHead(inner_size=16, beam_size=2))
+    >>> ids = tf.constant([[2, 9, 10, 3, 11, 12, 13, 3]])  # [CLS] question [SEP] paragraph [SEP]
+    >>> outputs = model(dict(input_word_ids=ids, input_mask=tf.sign(ids),
+    ...                      input_type_ids=tf.constant([[0, 0, 0, 0, 1, 1, 1, 1]]),
+    ...                      paragraph_mask=tf.constant([[1, 0, 0, 0, 1, 1, 1, 0]])))
+    >>> for name, value in outputs.items():
+    ...   print(name, value.dtype.name, value.shape)
+    start_logits float32 (1, 8)
+    start_top_log_probs float32 (1, 2)
+    start_top_index int32 (1, 2)
+    end_top_log_probs float32 (1, 2, 2)
+    end_top_index int32 (1, 2, 2)
   """
 
   def __init__(self, encoder: TransformerEncoder,
@@ -101,6 +135,20 @@ class TokenClassificationModel(tf_keras.Model):
 
   Call inputs: dict `input_word_ids`, `input_mask`, `input_type_ids` int32 [batch, seq].
   Call output: float32 logits [batch, seq, num_labels].
+
+  Example:
+
+    >>> import tensorflow as tf
+    >>> from modeling.layers.encoder_config import EncoderConfig
+    >>> config = EncoderConfig(vocab_size=30, hidden_size=16, num_layers=1,
+    ...                        intermediate_size=32, embedding_size=8)
+    >>> model = TokenClassificationModel(TransformerEncoder(config),
+    ...                                  TokenClassificationHead(num_labels=5))
+    >>> ids = tf.constant([[2, 9, 10, 11, 3, 0, 0, 0], [2, 12, 3, 0, 0, 0, 0, 0]])
+    >>> logits = model(dict(input_word_ids=ids, input_mask=tf.sign(ids),
+    ...                     input_type_ids=tf.zeros_like(ids)))
+    >>> print(logits.dtype.name, logits.shape)
+    float32 (2, 8, 5)
   """
 
   def __init__(self, encoder: TransformerEncoder, head: TokenClassificationHead, **kwargs):

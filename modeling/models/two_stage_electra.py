@@ -36,6 +36,27 @@ class TwoStageElectraPretrainer(ElectraPretrainer):
       the task's loss (the same in every row).
   Call output: ElectraPretrainer's, plus `loss_switches` float32 [batch, 2] (ones when the
     input has none).
+
+  Example:
+
+    >>> config = EncoderConfig(vocab_size=30, hidden_size=16, num_layers=1,
+    ...                        intermediate_size=32, embedding_size=8)
+    >>> ids = tf.constant([[2, 9, 4, 11, 4, 3, 0, 0], [2, 4, 12, 3, 0, 0, 0, 0]])  # 4: [MASK]
+    >>> inputs = dict(input_word_ids=ids, input_mask=tf.sign(ids),
+    ...               input_type_ids=tf.zeros_like(ids),
+    ...               masked_lm_positions=tf.constant([[2, 4], [1, 0]]),
+    ...               masked_lm_ids=tf.constant([[7, 8], [10, 0]]),
+    ...               masked_lm_weights=tf.constant([[1.0, 1.0], [1.0, 0.0]]),
+    ...               sampling_seeds=tf.constant([[0, 1], [0, 2]]))
+    >>> outputs = TwoStageElectraPretrainer(config)(inputs)
+    >>> for name, value in outputs.items():
+    ...   print(name, value.dtype.name, value.shape)
+    mlm_logits float32 (2, 2, 30)
+    sampled_ids int32 (2, 2)
+    corrupted_word_ids int32 (2, 8)
+    rtd_labels int32 (2, 8)
+    rtd_logits float32 (2, 8)
+    loss_switches float32 (2, 2)
   """
 
   def __init__(self, config: EncoderConfig, **kwargs):
