@@ -34,6 +34,10 @@ def _split_cpu_into_two_logical_devices():
 
 _split_cpu_into_two_logical_devices()
 
+from tests.kit.iterator_teardown import destroy_iterators_at_once  # noqa: E402
+
+destroy_iterators_at_once()
+
 
 # Fixtures computed once a session and read by tests of several files: under pytest-xdist
 # (`make test` runs two workers) their tests go to one worker, so each is computed once.
@@ -127,14 +131,13 @@ def pytest_collection_finish(session):
 @pytest.fixture(autouse=True)
 def _collect_what_the_test_left():
   """Destroys the TensorFlow objects a test leaves in reference cycles (trainers holding
-  their input pipelines' iterators) as the test ends.
+  their input pipelines' iterators) as the test ends, not inside a later test's step.
 
-  Left to the collector's own schedule, a MirroredStrategy's multi-device iterator was
-  destroyed minutes later, inside another test's step or tracing, and its destructor waited
-  there, idle, for its threads: 60-200 s at a time, 3 times a run (py-spy:
-  `~MultiDeviceIterator` -> `~LogicalThreadWrapper` -> `WaitForNotification`, 0% CPU). The
-  same destruction at the end of its own test took 0.3-0.5 s where measured; one wait of
-  131 s was still seen there, once, in a run of tests/training alone (BUILD.md)."""
+  What an iterator's destructor waited for was tf.data's autotuning thread, asleep for up
+  to 60 s (tests/kit/iterator_teardown.py, which turns autotuning off in the test
+  processes: the destruction is now prompt). Before that, 60-200 s at a time inside other
+  tests' steps when left to the collector's schedule, and 970 s of one loaded run's
+  teardowns when collected here."""
   start = time.monotonic()
   yield
   if time.monotonic() - start > COLLECT_AFTER_SECONDS:
