@@ -59,19 +59,44 @@ def exit_interrupted(what_now: str) -> None:
   raise SystemExit(INTERRUPTED_STATUS)
 
 
+class CtrlCWhileStarting:
+  """A Ctrl-C that arrived while worker processes were being started, raised later."""
+
+  def __init__(self):
+    self.pressed = False
+
+  def raise_if_pressed(self) -> None:
+    """Raises the deferred KeyboardInterrupt; call it once the workers can be stopped."""
+    if self.pressed:
+      raise KeyboardInterrupt
+
+
 @contextlib.contextmanager
-def workers_ignoring_ctrl_c() -> Iterator[None]:
+def workers_ignoring_ctrl_c() -> Iterator[CtrlCWhileStarting]:
   """Start worker processes inside this block (data/pretraining/local_runner.py), with
   `start_worker` as their initializer: Ctrl-C, which reaches every process of the terminal's
   group, then stops the main process alone (which ends the workers) instead of printing each
   worker's traceback. SIGINT is blocked in this thread meanwhile: a worker inherits the
-  blocked signal across exec until `start_worker` ignores it; this process still gets it
-  (now, on another thread, or when the block ends)."""
+  blocked signal across exec until `start_worker` ignores it.
+
+  This process may still get the signal on another thread. It is recorded, not raised,
+  until the block ends: a KeyboardInterrupt in the middle of starting a pool would leave
+  its workers without a pool to stop them, and each would print a traceback as it failed to
+  start after this process exited. Once the pool can be stopped (`with pool:`), call the
+  yielded object's `raise_if_pressed`."""
+  ctrl_c = CtrlCWhileStarting()
+
+  def record(signum, frame):
+    del signum, frame
+    ctrl_c.pressed = True
+
+  previous_handler = signal.signal(signal.SIGINT, record)
   previous = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
   try:
-    yield
+    yield ctrl_c
   finally:
     signal.pthread_sigmask(signal.SIG_SETMASK, previous)
+    signal.signal(signal.SIGINT, previous_handler)
 
 
 def start_worker() -> None:

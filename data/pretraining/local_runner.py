@@ -131,9 +131,10 @@ def run_local(chunks: Sequence[text_reading.TextChunk],
       shards = run_with(map, spill_dir)
     else:
       context = multiprocessing.get_context("spawn")
-      with program.workers_ignoring_ctrl_c():
+      with program.workers_ignoring_ctrl_c() as ctrl_c:
         pool = context.Pool(processes=num_workers, initializer=program.start_worker)
       with pool:
+        ctrl_c.raise_if_pressed()
         shards = run_with(lambda task, items: pool.imap_unordered(task, items, chunksize=1),
                           spill_dir)
   return (pretraining_metadata.merge_counts(all_counts),
