@@ -54,10 +54,15 @@ def _holder_info(mode: str) -> dict:
               command=" ".join(sys.argv))
 
 
+# How long a second writer waits for the name of a holder whose lock file is still empty: the
+# holder takes the flock, then writes its name (a few milliseconds later, unless it is stopped).
+HOLDER_NAME_WAIT_S = 2.0
+
+
 def describe(holder: dict) -> str:
   """The holder of a lock, for a message."""
   if not holder:
-    return "an unreadable lock file"
+    return "a writer that has not written its name (its lock file is empty or unreadable)"
   return (f"pid {holder.get('pid')} on {holder.get('host')} ({holder.get('mode')}, started "
           f"{holder.get('started')}: {holder.get('command')})")
 
@@ -140,7 +145,7 @@ class FolderLock:
         os.close(fd)
         if error.errno not in (errno.EAGAIN, errno.EACCES):
           raise
-        raise self._refuse(self._read()) from None
+        raise self._refuse(self._holder_once_named()) from None
       try:  # the file we locked may have been released and deleted meanwhile: try again
         same_file = os.stat(self.path).st_ino == os.fstat(fd).st_ino
       except FileNotFoundError:
@@ -164,6 +169,16 @@ class FolderLock:
         return _parse(f.read())
     except tf.errors.NotFoundError:
       return {}
+
+  def _holder_once_named(self) -> dict:
+    """The holder of a held local lock; one that has just taken it writes its name a moment
+    later, so an empty file is read again for up to HOLDER_NAME_WAIT_S."""
+    deadline = time.monotonic() + HOLDER_NAME_WAIT_S
+    holder = self._read()
+    while not holder and time.monotonic() < deadline:
+      time.sleep(0.05)
+      holder = self._read()
+    return holder
 
   def _acquire_gfile(self) -> None:
     if tf.io.gfile.exists(self.path):

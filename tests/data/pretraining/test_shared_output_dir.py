@@ -37,6 +37,14 @@ def _read(pattern, **options):
   return sum(1 for _ in dataset)
 
 
+def _holder_pid(lock):
+  """The pid written in the lock file LOCK, or None while it is absent or not yet written."""
+  try:
+    return json.loads(lock.read_text())["pid"]
+  except (OSError, ValueError, KeyError):
+    return None
+
+
 def test_a_second_job_in_the_same_output_dir_stops_at_once_naming_the_first(tmp_path):
   corpus = tmp_path / "corpus"
   corpus.mkdir()
@@ -47,9 +55,11 @@ def test_a_second_job_in_the_same_output_dir_stops_at_once_naming_the_first(tmp_
   first = _job(out, f"{corpus}/*.txt", num_shards=4, seed=1, start_new_session=True)
   try:
     deadline = time.time() + 120
-    while not lock.exists() and first.poll() is None and time.time() < deadline:
+    # The first job takes the lock, then writes its name into it: stopped in between, it
+    # would be named as "a writer that has not written its name".
+    while not _holder_pid(lock) and first.poll() is None and time.time() < deadline:
       time.sleep(0.01)
-    assert lock.exists(), first.communicate()
+    assert _holder_pid(lock) == first.pid, first.communicate()
     os.killpg(first.pid, signal.SIGSTOP)  # the first job holds the folder meanwhile
     try:
       second = _job(out, f"{corpus}/*.txt", num_shards=3, seed=2)
