@@ -34,9 +34,14 @@ def _split_cpu_into_two_logical_devices():
 
 _split_cpu_into_two_logical_devices()
 
-from tests.kit.iterator_teardown import destroy_iterators_at_once  # noqa: E402
+from tests.kit import tensorflow_settings  # noqa: E402
 
-destroy_iterators_at_once()
+# Grappler and tf.data autotuning off, here and in every program the suite starts
+# (tests/kit/tensorflow_settings.py says why; subprocess_site/sitecustomize.py applies it there).
+tensorflow_settings.apply()
+os.environ["PYTHONPATH"] = os.pathsep.join(
+    path for path in (os.path.join(os.path.dirname(__file__), "kit", "subprocess_site"),
+                      os.environ.get("PYTHONPATH", "")) if path)
 
 
 # Fixtures computed once a session and read by tests of several files: under pytest-xdist
@@ -134,7 +139,7 @@ def _collect_what_the_test_left():
   their input pipelines' iterators) as the test ends, not inside a later test's step.
 
   What an iterator's destructor waited for was tf.data's autotuning thread, asleep for up
-  to 60 s (tests/kit/iterator_teardown.py, which turns autotuning off in the test
+  to 60 s (tests/kit/tensorflow_settings.py, which turns autotuning off in the test
   processes: the destruction is now prompt). Before that, 60-200 s at a time inside other
   tests' steps when left to the collector's schedule, and 970 s of one loaded run's
   teardowns when collected here."""

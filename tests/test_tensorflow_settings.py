@@ -1,9 +1,14 @@
-"""The test processes' tf.data iterators: autotuning off, the same elements in the same order
-(tests/kit/iterator_teardown.py, applied by tests/conftest.py)."""
+"""The test processes' TensorFlow settings (tests/kit/tensorflow_settings.py): tf.data
+iterators with autotuning off give the same elements in the same order; Grappler is off; a
+program the suite starts gets both, once it imports TensorFlow."""
+import os
+import subprocess
+import sys
+
 import tensorflow as tf
 from tensorflow.python.data.ops import dataset_ops  # pylint: disable=g-direct-tensorflow-import
 
-from tests.kit import iterator_teardown
+from tests.kit import tensorflow_settings
 
 
 def _pipeline():
@@ -35,6 +40,40 @@ def test_two_replicas_get_the_same_shares(two_replica_strategy):
 
 def test_applying_it_twice_wraps_once():
   wrapped = dataset_ops.DatasetV2._apply_debug_options  # pylint: disable=protected-access
-  iterator_teardown.destroy_iterators_at_once()
+  tensorflow_settings.destroy_iterators_at_once()
   assert dataset_ops.DatasetV2._apply_debug_options is wrapped  # pylint: disable=protected-access
   assert wrapped.autotune_off
+
+
+def test_grappler_is_off():
+  assert tf.config.optimizer.get_experimental_options()["disable_meta_optimizer"] is True
+
+
+_REPORT = """
+import sys
+assert "tensorflow" not in sys.modules
+import tensorflow as tf
+from tensorflow.python.data.ops import dataset_ops
+made = dataset_ops.DatasetV2._apply_debug_options(tf.data.Dataset.range(3))
+print(tf.config.optimizer.get_experimental_options().get("disable_meta_optimizer"),
+      made.options().autotune.enabled)
+"""
+
+
+def test_a_program_the_suite_starts_gets_both_settings_once_it_imports_tensorflow(tmp_path):
+  """PYTHONPATH, set by tests/conftest.py, carries sitecustomize to every child process."""
+  script = tmp_path / "report.py"
+  script.write_text(_REPORT)
+  result = subprocess.run([sys.executable, str(script)], capture_output=True, text=True,
+                          check=True, cwd=tmp_path, env=dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2"))
+  assert result.stdout.split() == ["True", "False"], result.stderr
+
+
+def test_a_program_that_never_imports_tensorflow_is_left_alone(tmp_path):
+  result = subprocess.run(
+      [sys.executable, "-c", "import sys; print('tensorflow' in sys.modules); print(sys.path)"],
+      capture_output=True, text=True, check=True, cwd=tmp_path)
+  imported, path = result.stdout.splitlines()
+  assert imported == "False" and result.stderr == ""
+  assert not [entry for entry in eval(path)  # pylint: disable=eval-used
+              if entry.endswith(os.path.join("tests", "kit")) or entry.endswith("tests")]

@@ -1,19 +1,40 @@
-"""tf.data iterators that a test process destroys at once.
+"""TensorFlow settings of the test processes: the pytest workers (tests/conftest.py) and every
+Python program the suite starts (tests/kit/subprocess_site/sitecustomize.py).
 
-An iterator of a dataset with autotuning on (tf.data's default) runs a thread that tunes the
-pipeline and sleeps between rounds, its sleep doubling from 10 ms to 60 s as the iterator
-lives. In TensorFlow 2.20, destroying the iterator waits, idle, for that sleep to end: ~9 s
-for an iterator that lived 12 s, 50 s for a two-replica trainer's (2026-12-02, 2-core VM,
-gdb: `~RootDataset::Iterator` -> `~LogicalThreadWrapper`, the thread in
-`Model::OptimizeLoop`). The suite's tests paid it when their trainers and input pipelines
-were collected: 970 s of its teardowns in one run under load, more inside tests that
-destroy an iterator as they go. With autotuning off the wait is gone; the elements and their
-order are the same (autotuning picks buffer sizes and parallelism only).
+Two settings change how fast TensorFlow gets a tiny model going, not what it computes:
 
-Test processes only: the library and the programs the tests start leave tf.data as it is.
+- **Grappler off.** TensorFlow rewrites each function's graph before its first run (constant
+  folding, arithmetic and layout rewrites, op fusion): for the suite's tiny models that costs
+  more than it saves. Off, the same ops run unrewritten. 59 tests of three files
+  (objective masking, trainer, GLUE task) took 97-103 s against 122-127 s with it on,
+  interleaved runs on the 2-core VM, 2026-12-02; every tolerance of the suite holds.
+  jit-compiled steps go through XLA either way.
+- **tf.data autotuning off.** An iterator of a dataset with autotuning on (tf.data's default)
+  runs a thread that tunes the pipeline and sleeps between rounds, its sleep doubling from
+  10 ms to 60 s as the iterator lives. In TensorFlow 2.20, destroying the iterator waits,
+  idle, for that sleep to end: ~9 s for an iterator that lived 12 s, 50 s for a two-replica
+  trainer's (2026-12-02, 2-core VM, gdb: `~RootDataset::Iterator` -> `~LogicalThreadWrapper`,
+  the thread in `Model::OptimizeLoop`). The suite's tests paid it when their trainers and
+  input pipelines were collected: 970 s of its teardowns in one run under load. With
+  autotuning off the wait is gone; the elements and their order are the same (autotuning
+  picks buffer sizes and parallelism only).
+
+Test processes only: the library and its programs run outside the suite leave both on. This
+module imports nothing of the repository, so that sitecustomize can load it by its path.
 """
 import tensorflow as tf
 from tensorflow.python.data.ops import dataset_ops  # pylint: disable=g-direct-tensorflow-import
+
+
+def apply():
+  """Both settings, for the whole process; call it once TensorFlow is imported."""
+  turn_grappler_off()
+  destroy_iterators_at_once()
+
+
+def turn_grappler_off():
+  """Functions traced from now on run their graphs as built (no Grappler rewrites)."""
+  tf.config.optimizer.set_experimental_options({"disable_meta_optimizer": True})
 
 
 def destroy_iterators_at_once():
