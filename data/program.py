@@ -28,7 +28,6 @@ TensorFlow loads, and their entry points call `start(__name__)` before `app.run`
   what a rerun does), exit status 130, not a KeyboardInterrupt traceback.
 """
 import atexit
-import contextlib
 import glob
 import logging as python_logging
 import os
@@ -36,7 +35,6 @@ import signal
 import subprocess
 import sys
 import tempfile
-from typing import Iterator
 
 from absl import flags
 from absl import logging
@@ -59,51 +57,10 @@ def exit_interrupted(what_now: str) -> None:
   raise SystemExit(INTERRUPTED_STATUS)
 
 
-class CtrlCWhileStarting:
-  """A Ctrl-C that arrived while worker processes were being started, raised later."""
-
-  def __init__(self):
-    self.pressed = False
-
-  def raise_if_pressed(self) -> None:
-    """Raises the deferred KeyboardInterrupt; call it once the workers can be stopped."""
-    if self.pressed:
-      raise KeyboardInterrupt
-
-
-@contextlib.contextmanager
-def workers_ignoring_ctrl_c() -> Iterator[CtrlCWhileStarting]:
-  """Start worker processes inside this block (data/pretraining/local_runner.py), with
-  `start_worker` as their initializer: Ctrl-C, which reaches every process of the terminal's
-  group, then stops the main process alone (which ends the workers) instead of printing each
-  worker's traceback. SIGINT is blocked in this thread meanwhile: a worker inherits the
-  blocked signal across exec until `start_worker` ignores it.
-
-  This process may still get the signal on another thread. It is recorded, not raised,
-  until the block ends: a KeyboardInterrupt in the middle of starting a pool would leave
-  its workers without a pool to stop them, and each would print a traceback as it failed to
-  start after this process exited. Once the pool can be stopped (`with pool:`), call the
-  yielded object's `raise_if_pressed`."""
-  ctrl_c = CtrlCWhileStarting()
-
-  def record(signum, frame):
-    del signum, frame
-    ctrl_c.pressed = True
-
-  previous_handler = signal.signal(signal.SIGINT, record)
-  previous = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
-  try:
-    yield ctrl_c
-  finally:
-    signal.pthread_sigmask(signal.SIG_SETMASK, previous)
-    signal.signal(signal.SIGINT, previous_handler)
-
-
 def start_worker() -> None:
-  """What a spawned worker process runs first: it ignores SIGINT (a Ctrl-C pending since
-  it started is dropped; see `workers_ignoring_ctrl_c`) and lists the devices quietly."""
+  """What a spawned worker process runs first (data/worker_pool.py): it ignores SIGINT (it
+  was launched ignoring it) and lists the devices quietly."""
   signal.signal(signal.SIGINT, signal.SIG_IGN)
-  signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
   list_devices_quietly()
 
 

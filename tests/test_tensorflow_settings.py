@@ -67,6 +67,11 @@ def test_a_program_the_suite_starts_gets_both_settings_once_it_imports_tensorflo
   result = subprocess.run([sys.executable, str(script)], capture_output=True, text=True,
                           check=True, cwd=tmp_path, env=dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2"))
   assert result.stdout.split() == ["True", "False"], result.stderr
+  kept = subprocess.run([sys.executable, str(script)], capture_output=True, text=True,
+                        check=True, cwd=tmp_path,
+                        env=dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2",
+                                 **{tensorflow_settings.GRAPPLER_ENV: "on"}))
+  assert kept.stdout.split() == ["False", "False"], kept.stderr  # Grappler kept, on request
 
 
 def test_a_program_that_never_imports_tensorflow_is_left_alone(tmp_path):

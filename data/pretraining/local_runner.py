@@ -2,16 +2,15 @@
 packed examples go to a spill file per shard, so memory is bounded by a shard, not the
 corpus."""
 import contextlib
-import multiprocessing
 import os
 import pickle
 import shutil
 import tempfile
 from typing import Dict, Iterator, List, Sequence, Tuple
 
-from data import program
 from data import progress
 from data import text_reading
+from data import worker_pool
 from data.pretraining import pretraining_metadata
 from data.pretraining import pretraining_pipeline
 from data.pretraining import shard_files
@@ -130,11 +129,7 @@ def run_local(chunks: Sequence[text_reading.TextChunk],
     if num_workers <= 1:
       shards = run_with(map, spill_dir)
     else:
-      context = multiprocessing.get_context("spawn")
-      with program.workers_ignoring_ctrl_c() as ctrl_c:
-        pool = context.Pool(processes=num_workers, initializer=program.start_worker)
-      with pool:
-        ctrl_c.raise_if_pressed()
+      with worker_pool.spawned(num_workers) as pool:
         shards = run_with(lambda task, items: pool.imap_unordered(task, items, chunksize=1),
                           spill_dir)
   return (pretraining_metadata.merge_counts(all_counts),

@@ -22,13 +22,21 @@ Two settings change how fast TensorFlow gets a tiny model going, not what it com
 Test processes only: the library and its programs run outside the suite leave both on. This
 module imports nothing of the repository, so that sitecustomize can load it by its path.
 """
+import os
+
 import tensorflow as tf
 from tensorflow.python.data.ops import dataset_ops  # pylint: disable=g-direct-tensorflow-import
 
 
+# A program the suite starts with this set to "on" keeps Grappler (a served process whose
+# error messages are checked as TensorFlow's default serving shows them).
+GRAPPLER_ENV = "TESTS_GRAPPLER"
+
+
 def apply():
   """Both settings, for the whole process; call it once TensorFlow is imported."""
-  turn_grappler_off()
+  if os.environ.get(GRAPPLER_ENV) != "on":
+    turn_grappler_off()
   destroy_iterators_at_once()
 
 

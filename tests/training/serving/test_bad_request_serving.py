@@ -24,6 +24,7 @@ import sys
 import pytest
 
 from tests.kit import export_models
+from tests.kit import tensorflow_settings
 from tests.kit.encoders import SAMPLE_VOCAB_SIZE
 from training.serving.export import ExportConfig
 from training.serving.export import export_encoder
@@ -171,9 +172,13 @@ def served(tmp_path_factory):
     files[name] = os.path.join(tmp, name + ".json")
     with open(files[name], "w") as f:
       json.dump(content, f)
+  # Served as TensorFlow serves by default, Grappler on: a rank error names the input
+  # (`text`) only once Grappler has inlined the signature's function; run as built, it names
+  # `Func/StatefulPartitionedCall/input/_0` (tests/kit/tensorflow_settings.py).
   process = subprocess.run([sys.executable, "-c", SERVED_PROCESS, files["paths"],
                             files["requests"]],
-                           capture_output=True, text=True, check=False, cwd=tmp)
+                           capture_output=True, text=True, check=False, cwd=tmp,
+                           env=dict(os.environ, **{tensorflow_settings.GRAPPLER_ENV: "on"}))
   answered = (json.loads(process.stdout.split("RESULTS", 1)[1])
               if "RESULTS" in process.stdout else [])
   results = {}
