@@ -33,9 +33,8 @@ jax-env: $(JAX_STAMP)
 
 # Two pytest-xdist workers (TEST_WORKERS=N for more cores, =0 for one process): most of a
 # test is single-threaded Python (tracing, building models), so one process leaves a core
-# idle (2026-11-27: 68.6 min in one process, 42.2 min in two; 2026-11-28: 25.8 min in two,
-# then 21.3-21.8 min; 2026-11-29: 16.8 min right after 18.5 min for #52's filing commit with
-# two workers, and 18.4 min an hour later; 2026-12-02: 26.1, then 26.9 min for 1,819 tests; BUILD.md).
+# idle (2026-11-27: 68.6 min in one process, 42.2 min in two; the suite's times since:
+# BUILD.md and bench/HISTORY.md).
 # tests/conftest.py keeps a file whose module fixtures are built once, and a shared session
 # fixture's tests, on one worker.
 TEST_WORKERS ?= 2

@@ -2,8 +2,10 @@
 fixed seeds, and what a test leaves behind collected as it ends."""
 import gc
 import os
+import signal
 import sys
 import time
+import warnings
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 # tf.keras is tf_keras, as in the programs (data/program.py): without it every TensorFlow
@@ -131,6 +133,19 @@ def pytest_collection_finish(session):
   del session
   gc.collect()
   gc.freeze()
+
+
+@pytest.fixture(autouse=True)
+def _sigint_as_a_terminal_leaves_it(request):
+  """Every test starts with Python's own Ctrl-C handler, which the programs it starts
+  inherit as a terminal gives it (a worker process whose SIGINT was left ignored started
+  the Ctrl-C tests' runner ignoring Ctrl-C, once, 2026-12-02). A test that leaves it changed
+  is named in a warning, and it is put back."""
+  yield
+  handler = signal.getsignal(signal.SIGINT)
+  if handler is not signal.default_int_handler:
+    warnings.warn(f"{request.node.nodeid} left SIGINT's handler as {handler!r}; put back")
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 @pytest.fixture(autouse=True)

@@ -31,6 +31,7 @@ def test_a_plain_spawned_worker_would_not_ignore_it():
   whether a SIGINT blocked here stays blocked there varies: not under Python 3.11's spawn
   from a script, 2026-12-02)."""
   import multiprocessing  # pylint: disable=g-import-not-at-top
+  assert signal.getsignal(signal.SIGINT) is signal.default_int_handler  # tests/conftest.py
   with multiprocessing.get_context("spawn").Pool(processes=1) as pool:
     assert pool.apply(signal.getsignal, (signal.SIGINT,)) == signal.default_int_handler
 
