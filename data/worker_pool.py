@@ -6,8 +6,8 @@ workers; a worker that got the signal too would print its own KeyboardInterrupt 
 So each worker is launched with SIGINT ignored, which a process keeps across exec and
 Python respects from its first instruction (a SIGINT blocked here is not reliably still
 blocked there: from a script, Python 3.11's spawn started the child with an empty mask,
-2026-12-02), and the job's own Ctrl-C while the pool starts
-is recorded and raised once the pool can stop its workers.
+2026-12-02), and the job's own Ctrl-C while the pool starts is recorded and raised once the
+pool can stop its workers.
 """
 import contextlib
 import multiprocessing.context
