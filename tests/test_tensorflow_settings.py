@@ -1,6 +1,7 @@
 """The test processes' TensorFlow settings (tests/kit/tensorflow_settings.py): tf.data
 iterators with autotuning off give the same elements in the same order; Grappler is off; a
 program the suite starts gets both, once it imports TensorFlow."""
+import ast
 import os
 import subprocess
 import sys
@@ -80,5 +81,5 @@ def test_a_program_that_never_imports_tensorflow_is_left_alone(tmp_path):
       capture_output=True, text=True, check=True, cwd=tmp_path)
   imported, path = result.stdout.splitlines()
   assert imported == "False" and result.stderr == ""
-  assert not [entry for entry in eval(path)  # pylint: disable=eval-used
+  assert not [entry for entry in ast.literal_eval(path)
               if entry.endswith(os.path.join("tests", "kit")) or entry.endswith("tests")]
