@@ -58,8 +58,9 @@ def exit_interrupted(what_now: str) -> None:
 
 
 def start_worker() -> None:
-  """What a spawned worker process runs first (data/worker_pool.py): it ignores SIGINT (it
-  was launched ignoring it) and lists the devices quietly."""
+  """What a spawned worker process runs first (data/worker_pool.py): it ignores SIGINT (as
+  it was launched, unless the pool started it from another thread to replace a worker) and
+  lists the devices quietly."""
   signal.signal(signal.SIGINT, signal.SIG_IGN)
   list_devices_quietly()
 
