@@ -1,25 +1,28 @@
 """The fine-tuned tagging export: a tag per word, from raw text or from words already split.
 
 A word is what the tagging records call one: a CoNLL token or one entry of a JSON-lines
-`tokens` list. Raw text is split into words the way BERT's basic tokenizer splits text
-before word pieces: at whitespace and control characters, and around every punctuation
-character and CJK ideograph ("Paris, France." -> "Paris", ",", "France", "."), the way
-CoNLL files write their tokens. The split is made on the original text (no lower-casing or
-accent stripping), so each word's offsets point into what was sent. Every word is then
-tokenized on its own into word pieces, as the records' writer does
-(data/finetuning/tagging_features.py; a word the tokenizer drops entirely becomes [UNK]
-there and here), and the tag is read at its first piece.
+`tokens` list. Raw text is split into words as BERT's basic tokenizer splits text before
+word pieces (training/serving/word_splitting.py): at whitespace of every kind, and around
+every punctuation character and CJK ideograph ("Paris, France." -> "Paris", ",", "France",
+"."), the way CoNLL files write their tokens, never inside a word at an invisible character
+(a soft hyphen, a zero-width space). The split is made on the original text (no
+lower-casing or accent stripping), so each word's offsets point into what was sent,
+whatever it holds. Every word is then tokenized on its own into word pieces, as the
+records' writer does (data/finetuning/tagging_features.py; a word the tokenizer drops
+entirely becomes [UNK] there and here), and the tag is read at its first piece.
 
 Signatures (S = the records' max_seq_length; a row holds at most S - 2 word pieces; a
 batch is packed to its longest row plus [CLS] and [SEP], at most S, as transformers'
 tokenizers pad with `padding=True`):
   `tag_text`(text: string [batch]), also served as `serving_default`, returns
-    `words` string [batch, max_words] (the words found, "" as padding),
+    `words` string [batch, max_words] (the words found as sent, "" as padding),
     `tags` string [batch, max_words] ("" as padding), `tag_ids` int32 (-1 as padding),
     `scores` float32 [batch, max_words] (the tag's softmax probability, 0 as padding),
     `start`, `end` int32 [batch, max_words]: Unicode code-point (character) offsets of each
-      word in its text, end exclusive (`text[start:end]` in Python), -1 as padding,
-    `byte_start`, `byte_end` int32: the same spans in UTF-8 bytes,
+      word in its text, end exclusive (`text[start:end]` in Python is the word), -1 as
+      padding,
+    `byte_start`, `byte_end` int32: the same spans in UTF-8 bytes
+      (`text.encode()[byte_start:byte_end]` is the word),
     `num_words` int32 [batch].
   `tag_words`(words: string [total_words], row_lengths: int32 [batch]) takes a ragged batch
     of words as its two components (`tf.RaggedTensor.from_row_lengths(words, row_lengths)`:
@@ -38,18 +41,17 @@ the server serves on:
     words): a served row is one sentence, and a text that does not fit is sent as several;
   - in `tag_words`, an empty or blank word: "words: word 3 (row 1) is empty or blank: send
     words, not spaces";
-    row_lengths that are negative or do not add up to the number of words.
+    row_lengths that are negative or do not add up to the number of words (their sum
+    taken in int64: lengths whose int32 sum wraps round are refused too).
 A wrong dtype (numbers for text) is refused by the signature itself.
 """
 from typing import Dict, Sequence
 
 import tensorflow as tf
-# BertTokenizer's own basic tokenizer (BERT's whitespace, punctuation and CJK split, with
-# offsets); tensorflow-text 2.20 does not export it at the top level.
-from tensorflow_text.python.ops.bert_tokenizer import BasicTokenizer
 
 from modeling.models.finetuning_models import TokenClassificationModel
 from training.serving.text_preprocessing import TextPreprocessor
+from training.serving.word_splitting import split_words
 
 # Any rank, so that a request of the wrong rank reaches the graph's own check and its message.
 TEXT_SPEC = tf.TensorSpec(None, tf.string, name="text")
@@ -101,7 +103,6 @@ class TaggingServingModule(tf.Module):
     self.head = model.head
     self.preprocessor = preprocessor
     self.labels = tuple(labels)
-    self.word_splitter = BasicTokenizer(lower_case=False)
 
   def _word_pieces(self, words: tf.Tensor) -> tf.RaggedTensor:
     """string [n] words -> int32 RaggedTensor [n, (pieces)], each word tokenized alone; a
@@ -167,7 +168,7 @@ class TaggingServingModule(tf.Module):
     with tf.control_dependencies([rank_one_check(text, "text", "strings")]):
       text = tf.reshape(text, [-1])
     with tf.control_dependencies([utf8_check(text, "text", "row")]):
-      words, byte_starts, byte_ends = self.word_splitter.tokenize_with_offsets(text)
+      words, byte_starts, byte_ends = split_words(text)
     outputs = self._tag(words, "text")
     rows = words.value_rowids()
     row_text = tf.gather(text, rows)
@@ -186,11 +187,11 @@ class TaggingServingModule(tf.Module):
     with tf.control_dependencies([rank_one_check(words, "words", "words"),
                                   rank_one_check(row_lengths, "row_lengths", "counts")]):
       words, row_lengths = tf.reshape(words, [-1]), tf.reshape(row_lengths, [-1])
-    total = tf.reduce_sum(row_lengths)
+    total = tf.reduce_sum(tf.cast(row_lengths, tf.int64))  # int32 lengths can add past 2**31
     checks = [
         _assert(tf.reduce_all(row_lengths >= 0), "row_lengths must not be negative"),
-        _assert(tf.equal(total, tf.size(words)), "row_lengths add up to ", total,
-                " words but words holds ", tf.size(words)),
+        _assert(tf.equal(total, tf.size(words, out_type=tf.int64)), "row_lengths add up to ",
+                total, " words but words holds ", tf.size(words)),
         utf8_check(words, "words", "word")]
     with tf.control_dependencies(checks):
       ragged = tf.RaggedTensor.from_row_lengths(words, tf.cast(row_lengths, tf.int64),

@@ -12,6 +12,9 @@ import os
 import subprocess
 import sys
 
+from hypothesis import given
+from hypothesis import settings
+from hypothesis import strategies as st
 import numpy as np
 import pytest
 import tensorflow as tf
@@ -80,6 +83,39 @@ def test_raw_text_is_split_into_words_with_character_offsets(loaded):
   assert outputs["byte_start"].numpy()[0].tolist() == [0, 6, 8, 13, 16, 23]
   assert outputs["start"].numpy()[1].tolist() == [-1] * 6  # padding
   assert outputs["tags"].numpy()[1].tolist() == [b""] * 6
+
+
+# Letters, marks, CJK, punctuation, every kind of space and the invisible characters BERT
+# deletes (categories Cc, Cf: zero-width space, soft hyphen, byte-order mark, ...).
+_HOSTILE_CHAR = st.one_of(
+    st.sampled_from("\u200b\u00ad\ufeff\u200d\u00a0\u3000\u2028\u0085\x0b\x00\t\n "),
+    st.sampled_from("ParisJésu中,.'"),
+    st.characters(categories=["Lu", "Ll", "Lo", "Mn", "Nd", "Po", "Zs", "Cc", "Cf"]))
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.lists(st.text(_HOSTILE_CHAR, max_size=12), min_size=1, max_size=3))
+def test_served_offsets_point_at_the_words_in_any_text(loaded, texts):
+  outputs = loaded.signatures["tag_text"](text=tf.constant([t.encode() for t in texts]))
+  for row, text in enumerate(texts):
+    count = outputs["num_words"].numpy()[row]
+    words = [w.decode() for w in outputs["words"].numpy()[row, :count]]
+    starts, ends = (outputs[k].numpy()[row, :count].tolist() for k in ("start", "end"))
+    byte_starts, byte_ends = (outputs[k].numpy()[row, :count].tolist()
+                              for k in ("byte_start", "byte_end"))
+    assert [text[s:e] for s, e in zip(starts, ends)] == words
+    assert [text.encode()[s:e].decode() for s, e in zip(byte_starts, byte_ends)] == words
+
+
+def test_invisible_characters_move_no_offset_and_split_no_word(loaded):
+  texts = ["\u200b\u200bParis man", "Pa\u00adris\u00a0man", "\ufeffJesus wept"]
+  outputs = loaded.signatures["tag_text"](text=tf.constant(texts))
+  assert outputs["num_words"].numpy().tolist() == [2, 2, 2]
+  assert outputs["start"].numpy()[:, :2].tolist() == [[2, 8], [0, 7], [1, 7]]
+  assert [texts[0][2:7], texts[1][0:6]] == ["Paris", "Pa\u00adris"]
+  # the soft hyphen's word gets the tag of the word without it (the tokenizer drops it)
+  plain = loaded.signatures["tag_text"](text=tf.constant(["Paris man"]))
+  np.testing.assert_array_equal(outputs["tag_ids"].numpy()[1], plain["tag_ids"].numpy()[0])
 
 
 def test_tags_and_scores_are_the_models_at_each_words_first_piece(exported, loaded):
@@ -177,6 +213,8 @@ requests = {
     "words_not_utf8": lambda: words(tf.constant([b"\xc3"]), tf.constant([1])),
     "words_lengths_too_many": lambda: words(tf.constant(["Jesus"]), tf.constant([2])),
     "words_lengths_negative": lambda: words(tf.constant(["Jesus"]), tf.constant([2, -1])),
+    "words_lengths_overflow": lambda: words(tf.constant(["Jesus"]),
+                                            tf.constant([2**31 - 1, 2**31 - 1, 3])),
     "words_rank_2": lambda: words(tf.constant([["Jesus"]]), tf.constant([1])),
     "text_numbers": lambda: text(tf.constant([1, 2])),
 }
@@ -211,6 +249,8 @@ EXPECTED_ERRORS = {
     "words_not_utf8": "words word 0 is not valid UTF-8",
     "words_lengths_too_many": "row_lengths add up to 2 words but words holds 1",
     "words_lengths_negative": "row_lengths must not be negative",
+    # int32 would add these up to 1, the number of words
+    "words_lengths_overflow": "row_lengths add up to 4294967297 words but words holds 1",
     "words_rank_2": "words must be a batch of words (rank 1, [batch]); got rank 2",
 }
 
