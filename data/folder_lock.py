@@ -26,6 +26,7 @@ import fcntl
 import json
 import os
 import socket
+import stat
 import sys
 import time
 from typing import Optional
@@ -53,6 +54,9 @@ def _holder_info(mode: str) -> dict:
               started=datetime.datetime.now().isoformat(timespec="seconds"), mode=mode,
               command=" ".join(sys.argv))
 
+
+# The errors of a folder that cannot be written: no permission, a read-only file system.
+_NOT_WRITABLE = (errno.EACCES, errno.EPERM, errno.EROFS)
 
 # How long a second writer waits for the name of a holder whose lock file is still empty: the
 # holder takes the flock, then writes its name (a few milliseconds later, unless it is stopped).
@@ -134,11 +138,33 @@ class FolderLock:
         self._acquire_gfile()
     except (PermissionError, tf.errors.PermissionDeniedError) as error:
       raise UserError(self.not_writable(error)) from None
+    except OSError as error:
+      if error.errno not in _NOT_WRITABLE:
+        raise
+      raise UserError(self.not_writable(error)) from None
     self._held = True
+
+  def _open_regular(self) -> int:
+    """Opens (or creates) the lock file, never through a symbolic link, and only a regular
+    file: a link would have the lock truncate and overwrite its target, outside the folder."""
+    try:
+      fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_NONBLOCK, 0o644)
+    except OSError as error:
+      if error.errno != errno.ELOOP and not os.path.isdir(self.path):
+        raise
+      fd = None
+    if fd is not None and stat.S_ISREG(os.fstat(fd).st_mode):
+      return fd
+    if fd is not None:
+      os.close(fd)
+    kind = ("a symbolic link to " + repr(os.readlink(self.path)) if os.path.islink(self.path)
+            else "not a regular file")
+    raise UserError(f"{self.path} is {kind}: a lock file is never followed or written "
+                    f"through; remove it (nothing of {self.folder} is in it) and start again")
 
   def _acquire_local(self) -> None:
     while True:
-      fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+      fd = self._open_regular()
       try:
         fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
       except OSError as error:

@@ -118,10 +118,40 @@ def _write_checkpoint_state(model_dir: str, prefixes: List[str]) -> None:
 DAMAGED_DIR = "damaged"
 
 
+def _step_or_none(path: str) -> Optional[int]:
+  try:
+    return checkpoint_step(path)
+  except (IndexError, ValueError):
+    return None
+
+
+def _resume_candidates(model_dir: str) -> List[str]:
+  """Every checkpoint DIR/checkpoint names or DIR holds (an `.index` on disk), oldest
+  first by step; names without a step keep DIR/checkpoint's order, before the rest."""
+  state = tf.train.get_checkpoint_state(model_dir)
+  named = [] if state is None else [
+      path for path in state.all_model_checkpoint_paths
+      if path != state.model_checkpoint_path] + [state.model_checkpoint_path]
+  on_disk = [path[:-len(".index")] for path in
+             tf.io.gfile.glob(os.path.join(model_dir, "ckpt-*.index"))]
+  paths = []
+  for path in named + on_disk:
+    path = os.path.join(model_dir, os.path.basename(path))
+    if path not in paths:
+      paths.append(path)
+  unnumbered = [path for path in paths if _step_or_none(path) is None]
+  return unnumbered + sorted((path for path in paths if path not in unnumbered),
+                             key=checkpoint_step)
+
+
 def set_aside_damaged_checkpoints(model_dir: str) -> Optional[str]:
   """Before a resume: moves the newest checkpoints that cannot be restored to DIR/damaged/
   (kept, not deleted) and names the newest one that can in DIR/checkpoint, so the run
   resumes from it; a line says which checkpoint was skipped and why.
+
+  The checkpoints looked at are those DIR/checkpoint names and those on disk: a
+  DIR/checkpoint naming a checkpoint whose files are gone (or a DIR/checkpoint that is
+  gone) resumes from the newest checkpoint on disk that restores.
 
   Returns:
     The checkpoint the run resumes from (None: DIR has none).
@@ -129,13 +159,15 @@ def set_aside_damaged_checkpoints(model_dir: str) -> Optional[str]:
   Raises:
     UserError: no checkpoint of DIR can be restored (nothing is moved).
   """
-  state = tf.train.get_checkpoint_state(model_dir)
-  if state is None or not state.model_checkpoint_path:
+  paths = _resume_candidates(model_dir)
+  if not paths:
     return None
-  paths = [path for path in state.all_model_checkpoint_paths
-           if path != state.model_checkpoint_path] + [state.model_checkpoint_path]
   damaged = []
   for path in reversed(paths):
+    if not tf.io.gfile.glob(path + ".*"):
+      damaged.append((path, f"named in {os.path.join(model_dir, 'checkpoint')}, but its files "
+                            "are not there"))
+      continue
     reason = checkpoint_damage(path)
     if reason is None:
       break
@@ -144,15 +176,20 @@ def set_aside_damaged_checkpoints(model_dir: str) -> Optional[str]:
     raise UserError(f"no checkpoint in --model_dir={model_dir} can be restored: "
                     + "; ".join(reason for _, reason in damaged)
                     + ". Move them away to train from the start")
-  if not damaged:
+  if not damaged and path == tf.train.latest_checkpoint(model_dir):
     return path
   kept_dir = os.path.join(model_dir, DAMAGED_DIR)
-  tf.io.gfile.makedirs(kept_dir)
   for damaged_path, reason in damaged:
-    for file in tf.io.gfile.glob(damaged_path + ".*"):
+    files = tf.io.gfile.glob(damaged_path + ".*")
+    if not files:
+      print(f"skipping {damaged_path}: {reason}", flush=True)
+      continue
+    tf.io.gfile.makedirs(kept_dir)
+    for file in files:
       tf.io.gfile.rename(file, os.path.join(kept_dir, os.path.basename(file)), overwrite=True)
     print(f"skipping {damaged_path}: {reason}; its files are kept in {kept_dir}", flush=True)
-  kept = [os.path.basename(kept_path) for kept_path in paths[:len(paths) - len(damaged)]]
+  kept = [os.path.basename(kept_path) for kept_path in paths[:len(paths) - len(damaged)]
+          if tf.io.gfile.glob(kept_path + ".*")]
   _write_checkpoint_state(model_dir, kept)
   print(f"resuming from {path}, the newest checkpoint that restores", flush=True)
   return path

@@ -39,6 +39,8 @@ from training.reporting import ProgressLine
 from training.run_lock import RunLock
 from training.run_record import RunRecord
 from training.run_record import writable
+from training.run_labels import check_run_labels
+from training.run_labels import write_run_labels
 from training.run_vocab import check_init_checkpoint_vocab
 from training.run_vocab import records_vocab
 from training.run_vocab import write_run_vocab
@@ -366,6 +368,7 @@ def resume_or_warm_start(run: Run, record: Optional[RunRecord]) -> None:
   vocab = records_vocab(task)
   if vocab is not None and config.init_checkpoint:
     check_init_checkpoint_vocab(config.init_checkpoint, vocab)
+  check_run_labels(model_dir, task)  # a resumed run's records must hold its labels
   # Resume (before the progress line reads the step), else warm-start if asked. Every
   # worker resumes from the chief's newest checkpoint: a worker killed while writing its
   # own scratch copy may lack the newest one.
@@ -380,6 +383,8 @@ def resume_or_warm_start(run: Run, record: Optional[RunRecord]) -> None:
   # there stops here, before anything is written.
   if vocab is not None and run.chief:
     write_run_vocab(model_dir, vocab)
+  if run.chief:  # the head's label names, read back by resumes, evals and exports
+    write_run_labels(model_dir, task)
   if record is not None:  # accepted: the run's record
     record.write()
   remove_partial_checkpoints(run.manager.directory)
@@ -392,7 +397,9 @@ def resume_or_warm_start(run: Run, record: Optional[RunRecord]) -> None:
 
 
 def restore(run: Run, checkpoint_path: str, record: Optional[RunRecord]) -> None:
-  """An eval's or export's checkpoint: --checkpoint, else the latest in DIR."""
+  """An eval's or export's checkpoint: --checkpoint, else the latest in DIR; the records'
+  labels checked against the run's first (training/run_labels.py)."""
+  check_run_labels(run.model_dir, run.task)
   restored = restore_path(checkpoint_path, run.manager.latest_checkpoint, run.mode,
                           run.model_dir)
   check_same_model(run.model, restored, f"--mode={run.mode}")

@@ -55,7 +55,8 @@ class RunVocab:
     if self.lower_case != other.lower_case and self.kind != tokenization.SENTENCEPIECE:
       return (f"{self.vocab_file} is used with lower_case={self.lower_case}, "
               f"{other.vocab_file} with lower_case={other.lower_case}")
-    if self.tokens() != other.tokens():
+    if self.tokens() != other.tokens() and (tokenization.load_vocab(self.vocab_file) !=
+                                            tokenization.load_vocab(other.vocab_file)):
       return f"{self.vocab_file} and {other.vocab_file} hold different tokens"
     return None
 
@@ -135,8 +136,9 @@ def records_vocab(task) -> Optional[RunVocab]:
   The vocab is read (`tokenization.load_vocab`: a bad file stops here, before it is copied
   anywhere) and must fit the task's encoder (`check_vocab_fits`).
 
-  Fine-tuning tasks: `task.meta_data` ("vocab_file", "lower_case"; a relative vocab path is
-  also looked up in the data directory). Pretraining tasks: the `metadata.json` next to the
+  Fine-tuning tasks: `task.meta_data`: the records' copy ("vocab_copy", in the data
+  directory), else "vocab_file" (records written before they kept a copy; a relative path
+  is also looked up in the data directory), and "lower_case". Pretraining tasks: the `metadata.json` next to the
   first training file (its "vocab_file", a copy next to it; older records: the job's
   settings).
 
@@ -173,7 +175,10 @@ def _records_vocab(task) -> Optional[RunVocab]:
   """`records_vocab` before its checks."""
   meta_data = getattr(task, "meta_data", None)
   if meta_data is not None:
-    found = _existing(meta_data.get("vocab_file", ""), task.data.data_dir)
+    copy = meta_data.get("vocab_copy")  # the records' own copy, next to them
+    found = (_existing(os.path.join(task.data.data_dir, copy), task.data.data_dir)
+             if copy else None) or _existing(meta_data.get("vocab_file", ""),
+                                            task.data.data_dir)
     if found is None:
       logging.warning("%s/meta_data.json names the vocab %r, which is not there: no vocab is "
                       "kept with the run", task.data.data_dir, meta_data.get("vocab_file"))
@@ -203,8 +208,45 @@ def _records_vocab(task) -> Optional[RunVocab]:
   return RunVocab(found, bool(metadata.get("lower_case", settings.get(
       "lower_case", tokenization.DEFAULT_LOWER_CASE))))
 
+HF_CONFIG_FILE = "config.json"
+HF_TOKENIZER_CONFIG_FILE = "tokenizer_config.json"
+HF_SENTENCEPIECE_FILE = "spm.model"
+
+
+def read_transformers_vocab(directory: str) -> Optional[RunVocab]:
+  """The vocab and casing of a transformers folder (config.json beside vocab.txt or
+  spm.model), or None (not such a folder, or it holds no vocab).
+
+  The casing is tokenizer_config.json's `do_lower_case`; a folder without it is taken as
+  lower-casing, the default of transformers' BertTokenizer and ElectraTokenizer.
+
+  Raises:
+    UserError: tokenizer_config.json is not a JSON object.
+  """
+  if not tf.io.gfile.exists(os.path.join(directory, HF_CONFIG_FILE)):
+    return None
+  for name in (VOCAB_FILE, HF_SENTENCEPIECE_FILE):
+    vocab_file = os.path.join(directory, name)
+    if tf.io.gfile.exists(vocab_file):
+      break
+  else:
+    return None
+  settings_file = os.path.join(directory, HF_TOKENIZER_CONFIG_FILE)
+  settings = {}
+  if tf.io.gfile.exists(settings_file):
+    try:
+      with tf.io.gfile.GFile(settings_file) as f:
+        settings = json.load(f)
+    except ValueError as error:
+      raise UserError(f"{settings_file} is not JSON ({error})") from None
+    if not isinstance(settings, dict):
+      raise UserError(f"{settings_file} is not a JSON object")
+  return RunVocab(vocab_file, bool(settings.get("do_lower_case", True)))
+
+
 def check_init_checkpoint_vocab(init_checkpoint: str, vocab: RunVocab) -> None:
-  """Stops a warm start from a run that kept another vocab or casing than `vocab`.
+  """Stops a warm start from a run, or a transformers folder, that kept another vocab or
+  casing than `vocab`.
 
   Raises:
     ValueError: naming the checkpoint and the difference.
@@ -212,7 +254,7 @@ def check_init_checkpoint_vocab(init_checkpoint: str, vocab: RunVocab) -> None:
   is_prefix = tf.io.gfile.exists(init_checkpoint + ".index")
   directory = (os.path.dirname(init_checkpoint) if is_prefix or
                not tf.io.gfile.isdir(init_checkpoint) else init_checkpoint)
-  saved = read_run_vocab(directory)
+  saved = read_run_vocab(directory) or read_transformers_vocab(directory)
   reason = saved.disagreement(vocab) if saved is not None else None
   if reason:
     raise UserError(f"TrainerConfig.init_checkpoint={init_checkpoint} was trained with "

@@ -3,7 +3,10 @@
 The job behind `python -m data.create_finetuning_data` (data/create_finetuning_data.py: its
 flags and usage). Every input file is read and checked before anything is written. Writes to
 output_dir: `<split>.tf_record` per split, `meta_data.json` (what the fine-tuning tasks read:
-`read_meta_data`) and, for SQuAD, `dev.json`, the dev examples in the official format.
+`read_meta_data`), a copy of the vocab (`vocab.txt` or `spiece.model`) and, for SQuAD,
+`dev.json`, the dev examples in the official format; staged and then moved in, meta data
+last, so a killed job never leaves new records under old meta data
+(data/finetuning/records_folder.py).
 """
 import json
 import os
@@ -21,6 +24,8 @@ from data.finetuning import tagging_features
 from data.finetuning import tagging_reader
 from data.finetuning.finetuning_records import write_tfrecord
 from data.finetuning.glue_tasks import GLUE_TASKS
+from data.finetuning.records_folder import META_DATA_FILE
+from data.finetuning.records_folder import write_records_folder
 from data.finetuning.sentence_task import CLASSIFICATION_TASK
 from data.finetuning.sentence_task import SentenceTaskSpec
 from data.finetuning.sentence_task import spec_to_meta_data
@@ -33,13 +38,7 @@ from data.user_error import UserError
 
 SQUAD_VERSIONS = {"squad_v1": "v1.1", "squad_v2": "v2.0"}
 TAGGING_TASK = "tagging"
-META_DATA_FILE = "meta_data.json"
 SQUAD_EVAL_EXAMPLES_FILE = "dev.json"
-
-
-def _write_meta_data(output_dir: str, meta_data: Dict[str, Any]):
-  with tf.io.gfile.GFile(os.path.join(output_dir, META_DATA_FILE), "w") as f:
-    json.dump(meta_data, f, indent=1)
 
 
 def read_meta_data(data_dir: str) -> Dict[str, Any]:
@@ -68,20 +67,22 @@ def write_sentence_data(spec: SentenceTaskSpec,
   Returns:
     The meta data written.
   """
-  tf.io.gfile.makedirs(output_dir)
-  counts = {}
-  for split, split_examples in examples.items():
-    logging.info("%s %s: encoding %d examples", spec.name, split, len(split_examples))
-    features = glue_features.encode_examples(split_examples, spec, tokenizer, max_seq_length)
-    counts[split] = write_tfrecord(os.path.join(output_dir, f"{split}.tf_record"), features)
-    logging.info("%s %s: %d examples", spec.name, split, counts[split])
-  meta_data = spec_to_meta_data(spec)
-  meta_data.update(max_seq_length=max_seq_length, num_records=counts,
-                   test_splits=[split for split in spec.test_splits if split in counts],
-                   vocab_file=tokenizer.vocab_file, lower_case=tokenizer.lower_case,
-                   tokenizer=tokenizer.kind)
-  _write_meta_data(output_dir, meta_data)
-  return meta_data
+  def write_files(folder: str) -> Dict[str, Any]:
+    counts = {}
+    for split, split_examples in examples.items():
+      logging.info("%s %s: encoding %d examples", spec.name, split, len(split_examples))
+      features = glue_features.encode_examples(split_examples, spec, tokenizer,
+                                               max_seq_length)
+      counts[split] = write_tfrecord(os.path.join(folder, f"{split}.tf_record"), features)
+      logging.info("%s %s: %d examples", spec.name, split, counts[split])
+    meta_data = spec_to_meta_data(spec)
+    meta_data.update(max_seq_length=max_seq_length, num_records=counts,
+                     test_splits=[split for split in spec.test_splits if split in counts],
+                     vocab_file=tokenizer.vocab_file, lower_case=tokenizer.lower_case,
+                     tokenizer=tokenizer.kind)
+    return meta_data
+
+  return write_records_folder(output_dir, tokenizer.vocab_file, write_files)
 
 
 def create_glue_data(task: str, tokenizer: Tokenizer, output_dir: str,
@@ -259,24 +260,24 @@ def create_squad_data(task: str, tokenizer: Tokenizer, output_dir: str,
       source = f"TFDS squad/{version} {split}" if use_tfds else paths[split]
       raise UserError(f"{source}: no usable example: all {len(split_examples)} were dropped "
                       "because their answer text is not at their answer_start in the context")
-  tf.io.gfile.makedirs(output_dir)
-  counts, example_counts = {}, {}
-  for split, split_examples in examples.items():
-    counts[split] = write_tfrecord(os.path.join(output_dir, f"{split}.tf_record"),
-                                   features[split])
-    example_counts[split] = len(split_examples)
-    logging.info("%s %s: %d examples, %d windows", task, split, len(split_examples),
-                 counts[split])
-  squad_reader.write_json(os.path.join(output_dir, SQUAD_EVAL_EXAMPLES_FILE), examples["dev"],
-                          version)
-  meta_data = dict(task=task, version=version, max_seq_length=max_seq_length,
-                   doc_stride=doc_stride, max_query_length=max_query_length,
-                   num_records=counts, num_examples=example_counts,
-                   eval_examples_file=SQUAD_EVAL_EXAMPLES_FILE,
-                   vocab_file=tokenizer.vocab_file, lower_case=tokenizer.lower_case,
-                   tokenizer=tokenizer.kind)
-  _write_meta_data(output_dir, meta_data)
-  return meta_data
+  def write_files(folder: str) -> Dict[str, Any]:
+    counts, example_counts = {}, {}
+    for split, split_examples in examples.items():
+      counts[split] = write_tfrecord(os.path.join(folder, f"{split}.tf_record"),
+                                     features[split])
+      example_counts[split] = len(split_examples)
+      logging.info("%s %s: %d examples, %d windows", task, split, len(split_examples),
+                   counts[split])
+    squad_reader.write_json(os.path.join(folder, SQUAD_EVAL_EXAMPLES_FILE), examples["dev"],
+                            version)
+    return dict(task=task, version=version, max_seq_length=max_seq_length,
+                doc_stride=doc_stride, max_query_length=max_query_length,
+                num_records=counts, num_examples=example_counts,
+                eval_examples_file=SQUAD_EVAL_EXAMPLES_FILE,
+                vocab_file=tokenizer.vocab_file, lower_case=tokenizer.lower_case,
+                tokenizer=tokenizer.kind)
+
+  return write_records_folder(output_dir, tokenizer.vocab_file, write_files)
 
 
 def create_tagging_data(tokenizer: Tokenizer, output_dir: str, max_seq_length: int,
@@ -313,6 +314,7 @@ def create_tagging_data(tokenizer: Tokenizer, output_dir: str, max_seq_length: i
     raise UserError(f"--tag_scheme={tag_scheme}: choose one of {', '.join(TAG_SCHEMES)}")
   declared = bool(labels)
   if declared:
+    labels = [label.strip() for label in labels]  # as the files' tags are read
     if len(set(labels)) != len(labels):
       raise UserError(f"--labels={','.join(labels)} names a tag twice")
     for label in labels:
@@ -337,19 +339,19 @@ def create_tagging_data(tokenizer: Tokenizer, output_dir: str, max_seq_length: i
   for split, split_sentences in sentences.items():  # all encoded before any is written
     features[split], split_counts[split] = tagging_features.encode_sentences(
         split_sentences, labels, tokenizer, max_seq_length)
-  tf.io.gfile.makedirs(output_dir)
-  counts = {}
-  for split in sentences:
-    counts[split] = write_tfrecord(os.path.join(output_dir, f"{split}.tf_record"),
-                                   features[split])
-    logging.info("tagging %s: %d sentences (%d split into windows), %d windows", split,
-                 len(sentences[split]), split_counts[split], counts[split])
-  meta_data = dict(task=TAGGING_TASK, labels=list(labels), tag_scheme=tag_scheme,
-                   max_seq_length=max_seq_length, num_records=counts,
-                   num_sentences={split: len(value) for split, value in sentences.items()},
-                   num_split_sentences=split_counts,
-                   eval_splits=[split for split in ("dev", "test") if split in files],
-                   test_splits=[], vocab_file=tokenizer.vocab_file,
-                   lower_case=tokenizer.lower_case, tokenizer=tokenizer.kind)
-  _write_meta_data(output_dir, meta_data)
-  return meta_data
+  def write_files(folder: str) -> Dict[str, Any]:
+    counts = {}
+    for split in sentences:
+      counts[split] = write_tfrecord(os.path.join(folder, f"{split}.tf_record"),
+                                     features[split])
+      logging.info("tagging %s: %d sentences (%d split into windows), %d windows", split,
+                   len(sentences[split]), split_counts[split], counts[split])
+    return dict(task=TAGGING_TASK, labels=list(labels), tag_scheme=tag_scheme,
+                max_seq_length=max_seq_length, num_records=counts,
+                num_sentences={split: len(value) for split, value in sentences.items()},
+                num_split_sentences=split_counts,
+                eval_splits=[split for split in ("dev", "test") if split in files],
+                test_splits=[], vocab_file=tokenizer.vocab_file,
+                lower_case=tokenizer.lower_case, tokenizer=tokenizer.kind)
+
+  return write_records_folder(output_dir, tokenizer.vocab_file, write_files)

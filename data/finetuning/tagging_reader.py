@@ -9,9 +9,14 @@ JSON lines: one sentence a line, `{"tokens": [...], "tags": [...]}` (the field n
 arguments); tags may be strings or, as HuggingFace datasets store them, label ids, which
 need the label names in id order.
 
+Lines end at "\n" or "\r\n" alone (a form feed or U+2028 within a line is text), and a
+byte-order mark at the start of any line is dropped. A tag is read without surrounding
+whitespace ("B-PER " is "B-PER").
+
 Every problem stops the read with a UserError naming the file and line: a line whose column
-count differs from the file's first, an empty word or tag, tokens and tags of unequal length,
-a tag the scheme does not allow (data/finetuning/tagging_schemes.py), an empty file.
+count differs from the file's first, an empty word or tag, a tag holding a tab or line
+break, tokens and tags of unequal length, a tag the scheme does not allow
+(data/finetuning/tagging_schemes.py), an empty file.
 """
 import dataclasses
 import json
@@ -22,6 +27,7 @@ from data.user_error import UserError
 
 JSON_LINES_EXTENSIONS = (".jsonl", ".json")
 DOCUMENT_START = "-DOCSTART-"
+BYTE_ORDER_MARK = "\ufeff"
 
 
 @dataclasses.dataclass(frozen=True)
@@ -45,13 +51,31 @@ def _check_tag(tag: str, scheme: str, where: str) -> None:
 
 
 def _open_lines(path: str):
-  """(line number from 1, text without the line break) of a UTF-8 file."""
+  """(line number from 1, text without the line break) of a UTF-8 file.
+
+  Lines end at "\n" or "\r\n" only: a form feed, U+0085 or U+2028 inside a line is text
+  (raw inside a JSON string it is valid JSON). A byte-order mark at the start of any line
+  (files joined with `cat`) is dropped.
+  """
   try:
-    with open(path, encoding="utf-8-sig") as f:
+    with open(path, encoding="utf-8", newline="") as f:
       text = f.read()
   except UnicodeDecodeError as e:
     raise UserError(f"{path}: not UTF-8 text ({e.reason} at byte {e.start})") from e
-  return enumerate(text.splitlines(), start=1)
+  lines = text.split("\n")
+  if lines and not lines[-1]:  # the file's last line break
+    lines.pop()
+  return enumerate(((line[:-1] if line.endswith("\r") else line).lstrip(BYTE_ORDER_MARK)
+                   for line in lines), start=1)
+
+
+def _tag(text: str, where: str) -> str:
+  """A tag as written, without surrounding whitespace; one holding a tab or line break is
+  refused (it would corrupt the predictions files)."""
+  tag = text.strip()
+  if any(char in tag for char in "\t\n\r\x0b\x0c\x85\u2028\u2029"):
+    raise UserError(f"{where}: tag {tag!r} holds a tab or line break")
+  return tag
 
 
 def read_conll(path: str, scheme: str, tag_column: int = -1) -> List[TaggedSentence]:
@@ -80,12 +104,13 @@ def read_conll(path: str, scheme: str, tag_column: int = -1) -> List[TaggedSente
     if not line.strip():
       end_sentence()
       continue
-    if separator is None:
-      separator = "\t" if "\t" in line else None
-    fields = line.split(separator)
-    if fields[0] == DOCUMENT_START:
+    if line.split()[0] == DOCUMENT_START:
       end_sentence()
       continue
+    if separator is None:  # the first word line decides
+      separator = "\t" if "\t" in line else None
+    fields = (line.split("\t") if separator == "\t" else
+              [field for field in line.split(" ") if field])  # runs of spaces
     where = f"{path}:{number}"
     if columns is None:
       columns = len(fields)
@@ -99,9 +124,10 @@ def read_conll(path: str, scheme: str, tag_column: int = -1) -> List[TaggedSente
                       f"{columns}")
     if not fields[0].strip():
       raise UserError(f"{where}: empty word")
-    _check_tag(fields[tag_column], scheme, where)
+    tag = _tag(fields[tag_column], where)
+    _check_tag(tag, scheme, where)
     words.append(fields[0])
-    tags.append(fields[tag_column])
+    tags.append(tag)
     lines.append(number)
   end_sentence()
   if not sentences:
@@ -164,7 +190,7 @@ def read_json_lines(path: str, scheme: str, tokens_field: str = "tokens",
     for word in words:
       if not isinstance(word, str) or not word.strip():
         raise UserError(f"{where}: token {word!r} is not a non-empty string")
-    tags = [_json_tag(tag, label_names, where) for tag in tags]
+    tags = [_tag(_json_tag(tag, label_names, where), where) for tag in tags]
     for tag in tags:
       _check_tag(tag, scheme, where)
     sentences.append(TaggedSentence(tuple(words), tuple(tags), (number,) * len(words)))

@@ -1,5 +1,6 @@
 """A second writer names the holder of a folder's lock, even one that took the lock a moment
 ago and has not yet written its name (data/folder_lock.py)."""
+import errno
 import fcntl
 import json
 import os
@@ -55,3 +56,35 @@ def test_a_released_lock_is_taken_and_names_the_new_holder(tmp_path):
   with folder_lock.FolderLock(str(tmp_path), ".lock", "second") as second:
     with open(second.path, encoding="utf-8") as f:
       assert json.load(f)["pid"] == os.getpid()
+
+
+def test_a_symlinked_lock_file_is_refused_and_its_target_left_alone(tmp_path):
+  target = tmp_path / "elsewhere.txt"
+  target.write_text("precious")
+  folder = tmp_path / "run"
+  folder.mkdir()
+  os.symlink(target, folder / ".lock")
+  with pytest.raises(UserError) as refused:
+    folder_lock.FolderLock(str(folder), ".lock", "test").acquire()
+  assert str(refused.value).startswith(
+      f"{folder}/.lock is a symbolic link to {str(target)!r}: a lock file is never followed")
+  assert target.read_text() == "precious"
+  os.remove(target)  # a dangling link is refused too, and nothing is created at its target
+  with pytest.raises(UserError, match="is a symbolic link"):
+    folder_lock.FolderLock(str(folder), ".lock", "test").acquire()
+  assert not target.exists()
+
+
+@pytest.mark.parametrize("make", [os.mkfifo, os.mkdir], ids=["fifo", "folder"])
+def test_a_lock_file_that_is_not_a_regular_file_is_refused(tmp_path, make):
+  make(tmp_path / ".lock")
+  with pytest.raises(UserError, match=r"\.lock is not a regular file"):
+    folder_lock.FolderLock(str(tmp_path), ".lock", "test").acquire()
+
+
+def test_a_read_only_file_system_is_one_line(tmp_path, monkeypatch):
+  def read_only(*unused_args, **unused_kwargs):
+    raise OSError(errno.EROFS, os.strerror(errno.EROFS), str(tmp_path / ".lock"))
+  monkeypatch.setattr(folder_lock.os, "open", read_only)
+  with pytest.raises(UserError, match=r"is not writable \(\[Errno 30\] Read-only file system"):
+    folder_lock.FolderLock(str(tmp_path), ".lock", "test").acquire()

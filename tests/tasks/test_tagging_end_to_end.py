@@ -1,18 +1,22 @@
 """Tagging end to end through the runner, as docs/finetune.md walks it: records from a CoNLL
 file, train_and_eval (span F1 overall and per type in the eval record), `--mode=export` and
 a request that returns each word's tag and offsets, `--mode=export_hf` and transformers'
-AutoModelForTokenClassification giving our logits (and so the served tags).
+AutoModelForTokenClassification giving our logits (and so the served tags); then the records
+rebuilt with the same tags in another order, which eval and both exports refuse (the run
+keeps its labels in DIR/labels.json).
 """
 import json
 import os
 
 import gin
 import numpy as np
+import pytest
 import tensorflow as tf
 import tensorflow_text  # noqa: F401  registers the tokenizer ops
 import transformers
 
 from data.finetuning.create_records import create_tagging_data
+from data.user_error import UserError
 import official_runner
 from studies.parity_with_transformers.transformers_peer import load_transformers_weights
 from tasks.tagging_task import TaggingTask
@@ -27,9 +31,9 @@ WORDS = ["the", "man", "sang", "in", "zurich", "?"]
 
 def test_conll_records_train_export_serve_and_load_in_transformers(tmp_path):
   records = str(tmp_path / "records")
-  create_tagging_data(tokenizer(), records, SEQ, {
-      split: os.path.join(FINETUNING_TESTDATA, "tagging", f"conll2003_{split}.txt")
-      for split in ("train", "dev")}, "iob1")
+  files = {split: os.path.join(FINETUNING_TESTDATA, "tagging", f"conll2003_{split}.txt")
+           for split in ("train", "dev")}
+  create_tagging_data(tokenizer(), records, SEQ, files, "iob1")
   model_dir = str(tmp_path / "run")
   gin.clear_config()
   official_runner.parse_config(
@@ -79,3 +83,16 @@ def test_conll_records_train_export_serve_and_load_in_transformers(tmp_path):
   assert [config.id2label[i] for i in probabilities.argmax(-1)] == [
       t.decode() for t in served["tags"].numpy()[0]]
   np.testing.assert_allclose(served["scores"].numpy()[0], probabilities.max(-1), atol=1e-5)
+
+  # The records rebuilt with the same tags in another order: the run's labels stand.
+  with open(os.path.join(model_dir, "labels.json")) as f:
+    assert json.load(f) == dict(labels=labels, tag_scheme="iob1",
+                                records=os.path.join(records, "meta_data.json"))
+  create_tagging_data(tokenizer(), records, SEQ, files, "iob1", labels[:1] + labels[:0:-1])
+  for mode in ("eval", "export", "export_hf", "train"):
+    with pytest.raises(UserError) as refused:
+      run_experiment(mode, model_dir)
+    assert str(refused.value).startswith(
+        f"{os.path.join(model_dir, 'labels.json')} and {records}/meta_data.json disagree: the "
+        "same labels in another order: the run has ['O', 'B-ORG', 'I-LOC', 'I-ORG', 'I-PER'], "
+        "the records ['O', 'I-PER', 'I-ORG', 'I-LOC', 'B-ORG']"), mode

@@ -113,3 +113,30 @@ def test_eval_and_export_of_a_damaged_checkpoint_is_one_line_naming_the_file(run
   assert "\n" not in message
   assert message.startswith(f"--checkpoint={copy}/ckpt-4: checkpoint {copy}/ckpt-4 cannot be "
                             f"restored: {damaged} cannot be read (")
+
+
+@pytest.mark.parametrize("index", ["names a missing checkpoint", "is gone"])
+def test_a_checkpoint_index_that_names_a_missing_checkpoint_resumes_from_the_newest_on_disk(
+    run, capsys, index):
+  model_dir, bindings = run
+  if index == "is gone":
+    os.remove(model_dir / "checkpoint")
+  else:  # DIR/checkpoint copied from another run, or its ckpt-6 deleted by hand
+    (model_dir / "checkpoint").write_text(
+        'model_checkpoint_path: "ckpt-6"\nall_model_checkpoint_paths: "ckpt-2"\n'
+        'all_model_checkpoint_paths: "ckpt-6"\n')
+  capsys.readouterr()
+  gin.clear_config()
+  official_runner.parse_config([], bindings(6))
+  run_experiment("train", str(model_dir))
+  out = capsys.readouterr().out
+  if index == "is gone":
+    assert "skipping" not in out
+  else:
+    assert (f"skipping {model_dir}/ckpt-6: named in {model_dir}/checkpoint, but its files are "
+            "not there\n") in out
+  assert f"resuming from {model_dir}/ckpt-4, the newest checkpoint that restores\n" in out
+  assert "step 6/6" in out and "step 2/6" not in out and "step 4/6" not in out
+  # Trained on from step 4: only step 6 is written anew.
+  assert tf.train.latest_checkpoint(str(model_dir)) == str(model_dir / "ckpt-6")
+  assert checkpoint_damage(str(model_dir / "ckpt-4")) is None

@@ -112,6 +112,38 @@ def test_another_casing_or_vocab_stops_a_resumed_run_an_export_and_a_warm_start(
   gin.clear_config()
 
 
+def _transformers_folder(folder, vocab_text, settings):
+  folder.mkdir()
+  (folder / "config.json").write_text('{"model_type": "electra"}')
+  (folder / "vocab.txt").write_text(vocab_text)
+  if settings is not None:
+    (folder / "tokenizer_config.json").write_text(json.dumps(settings))
+  return str(folder)
+
+
+def test_a_transformers_folder_warm_start_is_checked_for_vocab_and_casing(tmp_path):
+  with open(SAMPLE, encoding="utf-8") as f:
+    sample = f.read()
+  same = _transformers_folder(tmp_path / "same", sample, {"do_lower_case": True})
+  check_init_checkpoint_vocab(same, RunVocab(SAMPLE, True))
+  # Without tokenizer_config.json: transformers' default, lower-casing.
+  check_init_checkpoint_vocab(_transformers_folder(tmp_path / "default", sample, None),
+                              RunVocab(SAMPLE, True))
+  # The same tokens written with Windows line ends are the same vocab.
+  check_init_checkpoint_vocab(
+      _transformers_folder(tmp_path / "crlf", sample.replace("\n", "\r\n"),
+                           {"do_lower_case": True}), RunVocab(SAMPLE, True))
+  flipped = _transformers_folder(tmp_path / "flipped", sample, {"do_lower_case": False})
+  with pytest.raises(UserError, match=f"TrainerConfig.init_checkpoint={flipped} was trained "
+                     r"with another vocab .*lower_case=False, .* with lower_case=True"):
+    check_init_checkpoint_vocab(flipped, RunVocab(SAMPLE, True))
+  lines = sample.splitlines()
+  swapped = _transformers_folder(tmp_path / "swapped", "\n".join(
+      lines[:10] + [lines[11], lines[10]] + lines[12:]) + "\n", {"do_lower_case": True})
+  with pytest.raises(UserError, match="hold different tokens"):
+    check_init_checkpoint_vocab(swapped, RunVocab(SAMPLE, True))
+
+
 def test_a_finetuning_export_whose_vocab_is_gone_names_what_is_missing(tmp_path):
   task = export_models.glue_task(str(tmp_path))
   task.meta_data["vocab_file"] = "gone/vocab.txt"

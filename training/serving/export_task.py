@@ -125,11 +125,11 @@ def _write_exports(task, model: tf_keras.Model, model_dir: str, version: int,
   replaces it whole.
 
   Raises:
-    ValueError: an export that serves text only (fine-tuning tasks') without a vocab.
+    UserError: an export that serves text only (fine-tuning tasks') without a vocab.
   """
   export = task.saved_model_export()
   if preprocessor is None and export.needs_vocab:
-    raise ValueError(f"no vocab to export {type(task).__name__} with: {model_dir} holds no "
+    raise UserError(f"no vocab to export {type(task).__name__} with: {model_dir} holds no "
                      f"{VOCAB_FILE} and the vocab {task.meta_data.get('vocab_file')!r} of "
                      f"{task.data.data_dir}/meta_data.json is not there; set "
                      "ExportConfig.vocab_file")

@@ -164,6 +164,12 @@ _OLD_META_DATA = '{"labels": ["x"]}\n'
      r"train.jsonl:1: tag 3 is a label id; give the label names in id order with --labels"),
     (b"the DT O\nm\xe4n NN B-PER\n", _GOOD_CONLL, {}, r"train.txt: not UTF-8 text"),
     (_GOOD_CONLL, _GOOD_CONLL, {"tag_column": 0}, r"--tag_column=0: .*train.txt has 3 columns"),
+    ('{"tokens": ["a", "b"], "tags": ["O", "B-\\tPER"]}\n', _GOOD_CONLL, {},
+     r"train.jsonl:1: tag 'B-\\tPER' holds a tab or line break"),
+    ('{"tokens": ["a"], "tags": ["O "]}\n{"tokens": ["a"], "tags": ["B-PER\\nI-PER"]}\n',
+     _GOOD_CONLL, {}, r"train.jsonl:2: tag 'B-PER\\nI-PER' holds a tab or line break"),
+    ("the O\nman B-\x0cPER\n", _GOOD_CONLL, {},
+     r"train.txt:2: tag 'B-\\x0cPER' holds a tab or line break"),
 ])
 def test_bad_input_names_file_and_line_and_writes_nothing(tmp_path, tokenizer, train, dev,
                                                           kwargs, message):
@@ -208,3 +214,33 @@ def test_the_command_prints_the_split_sentences_and_stops_on_a_bad_line(tmp_path
   assert result.stderr.strip().splitlines()[-1] == (
       f"error: {bad}:2: 2 columns where the file's first line has 3")
   assert not os.path.exists(tmp_path / "bad")
+
+
+def test_tags_are_read_without_surrounding_whitespace(tmp_path, tokenizer):
+  files = dict(train=_write(tmp_path, "train.txt", "the\tO \nman\t B-PER\nate\tO\n"),
+               dev=_write(tmp_path, "dev.jsonl", '{"tokens": ["he"], "tags": [" B-PER "]}\n'))
+  meta = cfd.create_tagging_data(tokenizer, str(tmp_path / "out"), 16, files,
+                                 labels=["O", " B-PER"])
+  assert meta["labels"] == ["O", "B-PER"]
+
+
+def test_lines_end_at_line_feeds_alone_and_a_byte_order_mark_starts_any_line(tmp_path):
+  from data.finetuning.tagging_reader import read_tagged_file  # pylint: disable=g-import-not-at-top
+  jsonl = _write(tmp_path, "a.jsonl", '{"tokens": ["a\u2028b", "c\x85"], "tags": ["O", "O"]}\r\n'
+                 '\ufeff{"tokens": ["d\u2029e"], "tags": ["B-PER"]}\n')
+  assert [s.words for s in read_tagged_file(jsonl, "iob2")] == [("a\u2028b", "c\x85"),
+                                                                ("d\u2029e",)]
+  # Two files joined with cat: the second's byte-order mark comes before its -DOCSTART-.
+  conll = _write(tmp_path, "b.txt", "\ufeff-DOCSTART- -X- O\n\nthe\tO\r\nNew\u2028York\tB-LOC\n"
+                 "\n\ufeff-DOCSTART- -X- O\n\nhe\x0cr\tO\n")
+  sentences = read_tagged_file(conll, "iob2")
+  assert [s.words for s in sentences] == [("the", "New\u2028York"), ("he\x0cr",)]
+  assert [s.lines for s in sentences] == [(3, 4), (8,)]
+
+
+def test_the_first_word_line_decides_the_separator_not_a_docstart_line(tmp_path):
+  from data.finetuning.tagging_reader import read_tagged_file  # pylint: disable=g-import-not-at-top
+  path = _write(tmp_path, "c.txt", "-DOCSTART- -X- O O\n\nthe\tDT\tO\nNew York\tNNP\tB-LOC\n")
+  assert [s.words for s in read_tagged_file(path, "iob2")] == [("the", "New York")]
+  spaced = _write(tmp_path, "d.txt", "the  DT O\n10\u00a0000 CD B-LOC\n")  # runs of spaces
+  assert [s.words for s in read_tagged_file(spaced, "iob2")] == [("the", "10\u00a0000")]
