@@ -15,7 +15,7 @@ import orbit
 import tensorflow as tf
 import tf_keras
 
-from data.pretraining.pretraining_loader import corrupt_file_error
+from data.record_integrity import corrupt_file_error
 from data.user_error import UserError
 from tasks.protocol import Task
 from training import distribution

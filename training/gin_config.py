@@ -21,7 +21,7 @@ import inspect
 import os
 import re
 import tokenize
-from typing import Iterable, List, Optional, Sequence
+from typing import Iterable, List, Optional, Sequence, Set
 
 import gin
 import tensorflow as tf
@@ -160,6 +160,71 @@ def _one_line(error: Exception, gin_params: Sequence[str], search_dirs: Sequence
   return text + suggestion
 
 
+def _macro_cycle(config: dict, defined: Set[str], macro_fn) -> Optional[List[str]]:
+  """The first cycle of macros defined by one another (["x", "y", "x"]), or None."""
+  reads = {name: sorted({reference.config_key[0] for reference in gin.config.iterate_references(
+      {(name, "gin.macro"): config[(name, "gin.macro")]}, to=macro_fn)} & defined)
+           for name in defined}
+  done = set()
+
+  def visit(name, path):
+    if name in path:
+      return path[path.index(name):] + [name]
+    if name in done:
+      return None
+    for read in reads[name]:
+      cycle = visit(read, path + [name])
+      if cycle:
+        return cycle
+    done.add(name)
+    return None
+  for name in sorted(defined):
+    cycle = visit(name, [])
+    if cycle:
+      return cycle
+  return None
+
+
+_INCLUDE = re.compile(r"""^\s*include\s+(['"])(.+?)\1\s*(#.*)?$""")
+
+
+def include_cycle(files: Sequence[str], search_dirs: Sequence[str]) -> Optional[List[str]]:
+  """The first cycle of gin files including one another (a file including itself: [a, a]),
+  or None. Includes that cannot be found are left to gin's own error."""
+  done = set()
+
+  def includes(path):
+    try:  # a file gin cannot read is left to gin's own message
+      with tf.io.gfile.GFile(path, "rb") as f:
+        text = f.read().decode("utf-8", "replace")
+    except (OSError, tf.errors.OpError):
+      return
+    for line in text.splitlines():
+      match = _INCLUDE.match(line)
+      if match:
+        try:
+          yield os.path.abspath(resolve_gin_file(match.group(2), search_dirs))
+        except ConfigError:
+          continue
+
+  def visit(path, chain):
+    if path in chain:
+      return chain[chain.index(path):] + [path]
+    if path in done:
+      return None
+    for included in includes(path):
+      cycle = visit(included, chain + [path])
+      if cycle:
+        return cycle
+    done.add(path)
+    return None
+  for path in files:
+    cycle = visit(os.path.abspath(path), [])
+    if cycle:
+      return cycle
+  return None
+
+
 def check_macros(config: Optional[dict] = None):
   """Every macro defined is referenced, and every reference is defined.
 
@@ -176,6 +241,10 @@ def check_macros(config: Optional[dict] = None):
   macro_fn = gin.config.get_configurable(gin.config.macro)
   referenced = {reference.config_key[0]
                 for reference in gin.config.iterate_references(config, to=macro_fn)}
+  cycle = _macro_cycle(config, defined, macro_fn)
+  if cycle:
+    raise ConfigError("macros " + " -> ".join(f"%{name}" for name in cycle) + " form a cycle: "
+                      "each is defined by the next, so none has a value")
   undefined, unread = sorted(referenced - defined), sorted(defined - referenced)
   if undefined:
     raise ConfigError(f"macro %{undefined[0]} is used but never defined"
@@ -206,6 +275,10 @@ def parse_checked(gin_files: Sequence[str], gin_params: Sequence[str],
     if directory not in gin.config._LOCATION_PREFIXES:  # pylint: disable=protected-access
       gin.add_config_file_search_path(directory)
   files = [resolve_gin_file(path, search_dirs) for path in gin_files]
+  cycle = include_cycle(files, search_dirs)
+  if cycle:
+    raise ConfigError(f"--gin_file: the includes {' -> '.join(cycle)} form a cycle: remove "
+                      "one of those include lines")
   sources = [(f"--gin_file={path}", functools.partial(gin.parse_config_file, path))
              for path in files]
   sources.append(("--gin_param", functools.partial(gin.parse_config, list(gin_params))))

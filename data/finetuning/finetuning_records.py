@@ -10,6 +10,7 @@ from typing import Dict, Optional
 import numpy as np
 import tensorflow as tf
 
+from data import record_integrity
 from data.progress import Progress
 from data.user_error import MissingFileError
 
@@ -54,13 +55,20 @@ def read_records(file_pattern: str, spec: Dict[str, tf.io.FixedLenFeature]) -> t
     spec: the tf.io parse spec (from glue_features / squad_features `feature_spec`).
 
   Returns:
-    A dataset of dicts: encoder inputs renamed (`input_word_ids`, `input_type_ids`), int64
+    A dataset of dicts (a truncated or corrupted file raises an error naming it when it is
+    read): encoder inputs renamed (`input_word_ids`, `input_type_ids`), int64
     features cast to int32.
   """
-  files = tf.io.gfile.glob(file_pattern)
+  files = sorted(tf.io.gfile.glob(file_pattern))
   if not files:
     raise MissingFileError(f"No files match {file_pattern!r}")
-  return tf.data.TFRecordDataset(sorted(files)).map(
+  # A truncated or corrupted file stops the input naming it (data/record_integrity.py).
+  records = tf.data.Dataset.from_tensor_slices(
+      (files, tf.constant(record_integrity.file_sizes(files), tf.int64))).flat_map(
+          lambda path, size: record_integrity.checked_file_records(
+              path, size, "stop", "write the records again with python -m "
+              "data.create_finetuning_data"))
+  return records.map(
       lambda record: _decode(record, spec), num_parallel_calls=tf.data.AUTOTUNE,
       deterministic=True)
 

@@ -16,24 +16,22 @@ first bad record and then checked: the bytes read (records + 16 bytes of framing
 must add up to the file's size, taken when the dataset is built. A file that does not
 (truncated, corrupted, or unreadable for another reason: removed, a failed remote read) is
 named; `on_corrupt_file="stop"` stops the input with an error naming it (the runner turns
-it into a DataLossError, see `corrupt_file_error`), `"skip"` prints a warning naming it and
+it into a DataLossError, see data/record_integrity.py), `"skip"` prints a warning naming it and
 goes on without the rest of that file (every time it is read, i.e. every epoch).
 
 Batches are dicts: input_word_ids, input_mask, input_type_ids int32 [batch, seq];
 masked_lm_positions, masked_lm_ids int32 [batch, max_predictions];
 masked_lm_weights float32 [batch, max_predictions].
 """
-import concurrent.futures
 import json
 import os
 import random
-import re
-import sys
 from typing import Dict, List, Optional, Sequence, Set, Union
 
 from absl import logging
 import tensorflow as tf
 
+from data import record_integrity
 from data import tokenization
 from data.pretraining import dynamic_masking
 from data.pretraining import masking
@@ -46,11 +44,8 @@ from data.user_error import UserError
 
 _SHUFFLE_BUFFER_SIZE = 10_000
 _MAX_PARALLEL_FILES = 8
-# Bytes around each TFRecord: length (8), CRC of the length (4), CRC of the data (4).
-_RECORD_FRAMING_BYTES = 16
-_COUNTING_BLOCK_RECORDS = 256
 ON_CORRUPT_FILE = ("stop", "skip")
-_CORRUPT_FILE_MESSAGE = "Truncated or corrupted TFRecord file"
+_SKIP_HINT = "PretrainingData.on_corrupt_file = 'skip' reads past such files"
 FROM_ANOTHER_TOOL_BINDING = "PretrainingData.records_from_another_tool = True"
 _UNLISTED_WARNED: Set[str] = set()
 
@@ -75,62 +70,6 @@ def list_record_files(file_pattern: Union[str, Sequence[str]]) -> List[str]:
   if not files:
     raise UserError(f"No pretraining data file pattern given: {file_pattern!r}.")
   return sorted(files)
-
-
-def _file_sizes(files: Sequence[str]) -> List[int]:
-  """Sizes in bytes, stat'ed in parallel (each stat is a request on a remote filesystem)."""
-  with concurrent.futures.ThreadPoolExecutor(max_workers=16) as pool:
-    return list(pool.map(lambda path: tf.io.gfile.stat(path).length, files))
-
-
-def corrupt_file_error(error: tf.errors.OpError) -> Optional[str]:
-  """The message of an error raised by `on_corrupt_file="stop"`, or None for other errors."""
-  found = re.search(re.escape(_CORRUPT_FILE_MESSAGE) + r"[^\]]*", error.message)
-  if found is None:
-    return None
-  return found.group(0).replace("\\'", "'").replace('\\"', '"')
-
-
-def _checked_file_records(path: tf.Tensor, size: tf.Tensor, on_corrupt_file: str
-                          ) -> tf.data.Dataset:
-  """The records of one file, up to its first bad one; a file not read to its end is named.
-
-  Args:
-    path: tf.string scalar.
-    size: int64 scalar, the file's size in bytes.
-    on_corrupt_file: "stop" (an error naming the file) or "skip" (a warning naming it).
-
-  Returns:
-    A dataset of serialized records (tf.string scalars).
-  """
-  # After a DataLossError, TFRecordDataset moves on to its next file (here: none), so
-  # ignore_errors ends the file at its first bad record. Bytes are counted per block of
-  # records (per record, the extra dataset ops would slow reading down ~10x).
-  blocks = tf.data.TFRecordDataset(path).ignore_errors().batch(_COUNTING_BLOCK_RECORDS)
-  end_marker = tf.data.Dataset.from_tensors((tf.zeros([0], tf.string), tf.constant(True)))
-  items = blocks.map(lambda block: (block, tf.constant(False))).concatenate(end_marker)
-
-  def count_bytes(bytes_read, item):
-    block, is_end = item
-    bytes_read += tf.reduce_sum(tf.cast(tf.strings.length(block), tf.int64)
-                                + _RECORD_FRAMING_BYTES)
-    return bytes_read, (block, is_end, bytes_read)
-
-  def check_end(block, is_end, bytes_read):
-    damaged = tf.logical_and(is_end, tf.not_equal(bytes_read, size))
-    message = tf.strings.join([
-        _CORRUPT_FILE_MESSAGE, " ", path, ": only its first ", tf.strings.as_string(bytes_read),
-        " of ", tf.strings.as_string(size), " bytes could be read"])
-    if on_corrupt_file == "stop":
-      check = tf.debugging.Assert(tf.logical_not(damaged), [
-          message + "; PretrainingData.on_corrupt_file = 'skip' reads past such files"])
-    else:
-      warning = tf.strings.join(["WARNING ", message, "; skipped the rest of it"])
-      check = tf.cond(damaged, lambda: tf.print(warning, output_stream=sys.stderr), tf.no_op)
-    with tf.control_dependencies([check]):
-      return tf.identity(block)
-
-  return items.scan(tf.constant(0, tf.int64), count_bytes).map(check_end).unbatch()
 
 
 def _check_unlisted(files: Sequence[str], metadata_path: str, metadata: Optional[dict],
@@ -259,7 +198,7 @@ def _serialized_records(files: Sequence[str], is_training: bool, seed: Optional[
   if on_corrupt_file not in ON_CORRUPT_FILE:
     raise UserError(f"PretrainingData.on_corrupt_file must be one of {ON_CORRUPT_FILE}, got "
                      f"{on_corrupt_file!r}")
-  sizes = _file_sizes(files)
+  sizes = record_integrity.file_sizes(files)
   if not any(sizes):
     raise UserError(f"The {len(files)} pretraining data file(s) {', '.join(files[:3])}"
                      f"{', ...' if len(files) > 3 else ''} are all empty: no records to read.")
@@ -274,7 +213,8 @@ def _serialized_records(files: Sequence[str], is_training: bool, seed: Optional[
     dataset = dataset.shuffle(len(files), seed=seed, reshuffle_each_iteration=True)
     dataset = dataset.repeat()
   dataset = dataset.interleave(
-      lambda path, size: _checked_file_records(path, size, on_corrupt_file),
+      lambda path, size: record_integrity.checked_file_records(path, size, on_corrupt_file,
+                                                               _SKIP_HINT),
       cycle_length=min(len(files), _MAX_PARALLEL_FILES),
       num_parallel_calls=tf.data.AUTOTUNE, deterministic=seed is not None or not is_training)
   if not shard_by_file:

@@ -5,7 +5,7 @@ import gin
 import pytest
 import tensorflow as tf
 
-from data.pretraining.pretraining_loader import corrupt_file_error
+from data.record_integrity import corrupt_file_error
 from data.pretraining.pretraining_loader import pretraining_dataset
 import official_runner
 from tests.kit.pretraining import PREDICTIONS

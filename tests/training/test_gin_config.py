@@ -131,6 +131,33 @@ def test_a_missing_include_and_an_unreadable_file_are_named(tmp_path):
     official_runner.parse_config([str(binary)], [])
 
 
+def test_an_include_cycle_is_one_line_naming_the_files(tmp_path):
+  first, second, itself = (tmp_path / name for name in ("a.gin", "b.gin", "self.gin"))
+  first.write_text(f"include 'configs/base/electra.gin'\ninclude '{second}'\n")
+  second.write_text(f"TrainerConfig.train_steps = 3\ninclude  \"{first}\"  # back\n")
+  itself.write_text(f"include '{itself}'\n")
+  with pytest.raises(ConfigError, match=f"^--gin_file: the includes {first} -> {second} -> "
+                     f"{first} form a cycle: remove one of those include lines$"):
+    official_runner.parse_config([str(first)], [])
+  with pytest.raises(ConfigError, match=f"^--gin_file: the includes {itself} -> {itself} "
+                     "form a cycle"):
+    official_runner.parse_config([GLUE, str(itself)], [])
+
+
+def test_a_macro_cycle_is_one_line_in_a_run_and_in_print_config(tmp_path):
+  macros = tmp_path / "macros.gin"
+  macros.write_text("steps = %more\nmore = %most\nmost = %steps\n"
+                    "TrainerConfig.train_steps = %steps\n")
+  message = (r"^macros %more -> %most -> %steps -> %more form a cycle: each is defined by "
+             r"the next, so none has a value$")
+  with pytest.raises(ConfigError, match=message):
+    official_runner.parse_config([GLUE, str(macros)], [])
+  with pytest.raises(ConfigError, match=message):
+    official_runner.print_config([GLUE, str(macros)], [])
+  gin.clear_config()  # a chain that ends in a value is no cycle
+  official_runner.parse_config([GLUE], ["a = %b", "b = 3", "TrainerConfig.train_steps = %a"])
+
+
 def test_the_runner_exits_with_one_line_and_writes_nothing(tmp_path):
   model_dir = tmp_path / "run"
   result = subprocess.run(

@@ -4,8 +4,9 @@
 score -sum_t E(x)_t over the text's pieces ([CLS], [SEP] and padding left out;
 modeling/heads/energy_head.py `energy_score`: the paper's pseudo-log-likelihood, the
 partition functions taken as 1; higher = more plausible), and `num_tokens` int32 [batch]
-(the pieces summed over, to normalise by length). Texts longer than S - 2 pieces are cut as
-in `encode_text`.
+(the pieces summed over, to normalise by length). A text longer than S - 2 pieces is refused
+(an InvalidArgumentError naming its row: "text row 2 has 40 word pieces; this model scores at
+most 30 a row ..."): its score would be its first pieces' alone.
 """
 import tensorflow as tf
 
@@ -31,7 +32,12 @@ class ElectricServingModule(EncoderServingModule):
 
   @tf.function(input_signature=[text_spec("text")])
   def score(self, text):
-    inputs = self.preprocessor(text)
+    pieces = self.preprocessor.tokenize(text)
+    if pieces.ragged_rank == 2:  # a BertTokenizer's [batch, (words), (pieces)]
+      pieces = pieces.merge_dims(-2, -1)
+    with tf.control_dependencies([self.preprocessor.row_length_check(pieces, "text",
+                                                                     "scores")]):
+      inputs = self.preprocessor.pack([pieces])
     sequence_output = self.encoder(inputs, training=False)["sequence_output"]
     weights = cloze_candidates(inputs["input_mask"], inputs["input_type_ids"])
     return {"score": energy_score(self.energy_head(sequence_output), weights),

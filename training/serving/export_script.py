@@ -3,8 +3,9 @@
 `score`(text: string [batch]) returns `pseudo_log_likelihood` float32 [batch] (SCRIPT's
 equation 7: the sum over the packed tokens, [CLS] and [SEP] included, of log p(t+ | x), one
 forward pass; higher = more plausible) and `num_tokens` int32 [batch] (packed tokens
-summed over, to normalise by length). Texts longer than S - 2 pieces are cut as in
-`encode_text`.
+summed over, to normalise by length). A text longer than S - 2 pieces is refused (an
+InvalidArgumentError naming its row: "text row 2 has 40 word pieces; this model scores at
+most 30 a row ..."): its score would be its first pieces' alone.
 """
 import tensorflow as tf
 
@@ -30,7 +31,12 @@ class ScriptServingModule(EncoderServingModule):
 
   @tf.function(input_signature=[text_spec("text")])
   def score(self, text):
-    inputs = self.preprocessor(text)
+    pieces = self.preprocessor.tokenize(text)
+    if pieces.ragged_rank == 2:  # a BertTokenizer's [batch, (words), (pieces)]
+      pieces = pieces.merge_dims(-2, -1)
+    with tf.control_dependencies([self.preprocessor.row_length_check(pieces, "text",
+                                                                     "scores")]):
+      inputs = self.preprocessor.pack([pieces])
     sequence_output = self.encoder(inputs, training=False)["sequence_output"]
     vocab_logits = self.masked_lm_head(sequence_output, all_positions(inputs["input_word_ids"]))
     return {"pseudo_log_likelihood": pseudo_log_likelihood(vocab_logits, inputs["input_mask"]),

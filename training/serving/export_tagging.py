@@ -127,13 +127,7 @@ class TaggingServingModule(tf.Module):
         pieces.row_splits, words.row_splits))  # [batch, (pieces)]
     per_row = tf.cast(row_pieces.row_lengths(), tf.int32)
     capacity = self.preprocessor.seq_length - 2
-    too_long = per_row > capacity
-    first_long = _first_true(too_long)
-    checks = [_assert(
-        ~tf.reduce_any(too_long), f"{name} row ", first_long, " has ",
-        tf.gather(tf.concat([per_row, [0]], 0), first_long), f" word pieces; this model tags at most "
-        f"{capacity} a row (max_seq_length {self.preprocessor.seq_length} less [CLS] and "
-        "[SEP]): split it into sentences")]
+    checks = [self.preprocessor.row_length_check(row_pieces, name, "tags")]
     if name == "words":
       blank = tf.equal(tf.strings.length(tf.strings.strip(words.flat_values)), 0)
       first_blank = _first_true(blank)

@@ -101,6 +101,30 @@ class TextPreprocessor(tf.Module):
     """
     return self.tokenizer.tokenize(text_batch(texts))
 
+  def row_length_check(self, pieces: tf.RaggedTensor, name: str, verb: str) -> tf.Operation:
+    """Refuses a request row of more than S - 2 pieces (a signature that reads each text
+    whole, and would otherwise read its first pieces alone).
+
+    Args:
+      pieces: RaggedTensor [batch, (pieces)].
+      name: the request input, for the message ("text").
+      verb: what the model does with a row ("tags", "scores").
+
+    Returns:
+      An assertion: "text row 0 has 40 word pieces; this model scores at most 30 a row
+      (max_seq_length 32 less [CLS] and [SEP]): split it into sentences".
+    """
+    per_row = tf.cast(pieces.row_lengths(), tf.int32)
+    capacity = self.seq_length - 2
+    too_long = per_row > capacity
+    first = tf.concat([tf.where(too_long)[:, 0], tf.zeros([1], tf.int64)], 0)[0]
+    message = tf.strings.join([
+        f"{name} row ", tf.strings.as_string(first), " has ",
+        tf.strings.as_string(tf.gather(tf.concat([per_row, [0]], 0), first)),
+        f" word pieces; this model {verb} at most {capacity} a row (max_seq_length "
+        f"{self.seq_length} less [CLS] and [SEP]): split it into sentences"])
+    return tf.debugging.Assert(~tf.reduce_any(too_long), [message])
+
   def pack(self, segments: Sequence[tf.RaggedTensor],
            seq_length: Optional[Union[int, tf.Tensor]] = None) -> Dict[str, tf.Tensor]:
     """One or two int32 RaggedTensors [batch, (pieces)] -> int32 [batch, S] encoder inputs.

@@ -41,6 +41,7 @@ LONG = " ".join(["and the lord said unto moses"] * 12)  # ~72 pieces > S = 32
 TEXTS = ["In the beginning God created the heaven and the earth.", "",
          "Ünïcödé CAFÉ naïve — 日本語 ﬁ", LONG, "Jesus wept."]
 PAIRS = TEXTS[::-1]
+SCORED = [text for text in TEXTS if text != LONG]  # `score` refuses a text past S - 2 pieces
 QUESTIONS = ["Who created the heaven?", "", "Où est le café?", LONG, "Who wept?"]
 CONTEXTS = ["In the beginning God created the heaven and the earth.", "",
             "Le Café de Flore, à Paris — naïve ÉTÉ.", "Moses " + LONG, "Jesus wept."]
@@ -147,7 +148,8 @@ def exported(tmp_path_factory):
                      if k in ("sequence_output", "pooled_output")},
       encode_pair={k: v.numpy() for k, v in encoder(pair, training=False).items()
                    if k in ("sequence_output", "pooled_output")},
-      pll=models["script"].pseudo_log_likelihood(single).numpy(),
+      scored=_glue_ids(SCORED),
+      pll=models["script"].pseudo_log_likelihood(_glue_ids(SCORED)).numpy(),
       glue_logits=models["glue"](pair, training=False).numpy())
   (references["squad_answers"], references["squad_windows"],
    references["squad_beam"]) = _squad_reference(squad, models["squad"])
@@ -158,7 +160,7 @@ def exported(tmp_path_factory):
            dict(path=paths["encoder"], signature="encode_text", **strings(text=TEXTS)),
            dict(path=paths["encoder"], signature="encode_text_pair",
                 **strings(text_a=TEXTS, text_b=PAIRS)),
-           dict(path=paths["encoder"], signature="score", **strings(text=TEXTS)),
+           dict(path=paths["encoder"], signature="score", **strings(text=SCORED)),
            dict(path=paths["hub_preprocessor"], signature="__call__", **strings(text=TEXTS)),
            dict(path=paths["hub_encoder"], signature="keras", **ints(single)),
            dict(path=paths["glue_mrpc"], signature="serve", **ints(pair)),
@@ -248,10 +250,17 @@ def test_hub_pair_composes_into_the_encoder(exported):
                                 exported["references"]["pair"]["input_word_ids"])
 
 
+def test_script_score_refuses_a_text_longer_than_the_sequence(exported):
+  score = tf.saved_model.load(exported["paths"]["encoder"]).signatures["score"]
+  with pytest.raises(tf.errors.InvalidArgumentError, match="text row 1 has 72 word pieces; "
+                     "this model scores at most 30 a row"):
+    score(text=tf.constant(["Jesus wept.", LONG]))
+
+
 def test_script_score_is_the_pseudo_log_likelihood(exported):
   score = exported["fresh"]["score"]
   _close(score["pseudo_log_likelihood"], exported["references"]["pll"])
-  assert score["num_tokens"] == np.sum(exported["references"]["single"]["input_mask"],
+  assert score["num_tokens"] == np.sum(exported["references"]["scored"]["input_mask"],
                                        axis=1).tolist()
 
 

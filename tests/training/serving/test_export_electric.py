@@ -1,5 +1,7 @@
-"""Electric's export: `score` equals the model's one-pass score on the same input."""
+"""Electric's export: `score` equals the model's one-pass score on the same input, and a
+text longer than the sequence is refused naming its row (not scored on its first pieces)."""
 import numpy as np
+import pytest
 import tensorflow as tf
 
 from tasks import protocol
@@ -43,3 +45,7 @@ def test_exported_score_is_the_models_score(tmp_path):
   assert exported["num_tokens"].numpy()[-1] == 0 and exported["score"].numpy()[-1] == 0.0
   assert len(set(np.round(expected[:3], 3))) == 3
 
+  with pytest.raises(tf.errors.InvalidArgumentError,
+                     match=f"text row 1 has 40 word pieces; this model scores at most "
+                     f"{export_models.SEQ - 2} a row"):
+    loaded.signatures["score"](text=tf.constant(["Jesus wept.", "Jesus wept. " * 10]))
