@@ -148,6 +148,21 @@ class GlueTask(FinetuningTask):
             "ElectraForSequenceClassification, or with TransformerEncoder.output_pooler = True "
             "(and embedding_size == hidden_size) for BertForSequenceClassification")
 
+  def hf_export_refusal(self, model: tf_keras.Model):
+    """As FinetuningTask's, and for ELECTRA's head over BERT's pooler in an encoder whose
+    embedding width differs from its hidden width, the one thing that keeps it from
+    BertForSequenceClassification (the run has the head and the pooler already)."""
+    refusal = super().hf_export_refusal(model)
+    config = model.encoder.config
+    if refusal is None or self.head != "paper" or model.encoder.pooler is None:
+      return refusal
+    return ("--mode=export_hf: GlueTask.head = 'paper' over BERT's pooler is "
+            "BertForSequenceClassification, whose BertConfig has no embedding_size: this "
+            f"encoder's embedding_size {config.embedding_size} differs from its hidden_size "
+            f"{config.hidden_size}. Train with encoder_config.overrides = {{'embedding_size': "
+            f"{config.hidden_size}}} for BertForSequenceClassification, or with GlueTask.head "
+            "= 'transformers' and no pooler for ElectraForSequenceClassification")
+
   def build_metrics(self) -> Dict[str, tf_keras.metrics.Metric]:
     """Training accuracy (0-100, like the evaluation metrics) for classification tasks."""
     if self.spec.is_regression:

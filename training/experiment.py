@@ -36,6 +36,7 @@ from training.preemption import any_worker_signalled
 from training.preemption import PreemptionCheckpointer
 from training.reporting import MetricsFile
 from training.reporting import ProgressLine
+from training.run_lock import ExportLock
 from training.run_lock import RunLock
 from training.run_record import RunRecord
 from training.run_record import writable
@@ -119,6 +120,10 @@ class TrainerConfig:
       (training/hf/hf_import.py).
     init_generator_checkpoint: a transformers folder with the generator (ElectraForMaskedLM)
       to warm-start it from, beside a transformers or TF1 init_checkpoint.
+    init_head: an init_checkpoint that is a transformers folder of this model's fine-tuned
+      class (ElectraForTokenClassification, ...) warm-starts the head too, when its
+      id2label names the records' labels in their order; False loads its encoder alone
+      (the head starts afresh), for a head of other labels.
     max_consecutive_bad_steps: non-finite steps in a row before rolling back.
     gradient_clip_norm: global-norm clipping of the summed gradients (0 = none).
     gradient_accumulation_steps: micro-batches per optimizer update. The batch of an update
@@ -136,6 +141,7 @@ class TrainerConfig:
   summary_interval: int = 100
   init_checkpoint: str = ""
   init_generator_checkpoint: str = ""
+  init_head: bool = True
   max_consecutive_bad_steps: int = 10
   gradient_clip_norm: float = 1.0
   gradient_accumulation_steps: int = 1
@@ -378,7 +384,8 @@ def resume_or_warm_start(run: Run, record: Optional[RunRecord]) -> None:
       check_same_model(run.model, latest, f"--model_dir={model_dir}")
       run.checkpoint.restore(latest)
     elif config.init_checkpoint or config.init_generator_checkpoint:
-      warm_start_model(run.model, config.init_checkpoint, config.init_generator_checkpoint)
+      warm_start_model(run.model, config.init_checkpoint, config.init_generator_checkpoint,
+                       labels=getattr(task, "hf_labels", tuple)(), init_head=config.init_head)
   # The records' vocab and casing go next to the checkpoints (for export); another one
   # there stops here, before anything is written.
   if vocab is not None and run.chief:
@@ -411,7 +418,14 @@ def restore(run: Run, checkpoint_path: str, record: Optional[RunRecord]) -> None
 
 
 def export(run: Run) -> None:
-  """--mode=export: the task's SavedModels; --mode=export_hf: HuggingFace folders."""
+  """--mode=export: the task's SavedModels; --mode=export_hf: HuggingFace folders. The
+  export holds DIR/export/.export-<step>.lock (training/run_lock.py): a second export of
+  the same step at once stops, naming it."""
+  with ExportLock(run.model_dir, run.step, run.mode) if run.chief else contextlib.nullcontext():
+    _export(run)
+
+
+def _export(run: Run) -> None:
   if run.mode == "export":
     for name, path in export_for_task(run.task, run.model, run.model_dir, run.step).items():
       print(f"exported {name} to {path}", flush=True)

@@ -3,7 +3,7 @@ file, train_and_eval (span F1 overall and per type in the eval record), `--mode=
 a request that returns each word's tag and offsets, `--mode=export_hf` and transformers'
 AutoModelForTokenClassification giving our logits (and so the served tags); then the records
 rebuilt with the same tags in another order, which eval and both exports refuse (the run
-keeps its labels in DIR/labels.json).
+keeps its labels in DIR/labels.json); a second export of a step while one is writing stops.
 """
 import json
 import os
@@ -23,6 +23,7 @@ from tasks.tagging_task import TaggingTask
 from tests.kit.finetuning import tokenizer
 from tests.kit.paths import FINETUNING_TESTDATA
 from training.experiment import run_experiment
+from training.run_lock import ExportLock
 
 SEQ = 16
 TEXT = "the man sang in zurich?"
@@ -83,6 +84,13 @@ def test_conll_records_train_export_serve_and_load_in_transformers(tmp_path):
   assert [config.id2label[i] for i in probabilities.argmax(-1)] == [
       t.decode() for t in served["tags"].numpy()[0]]
   np.testing.assert_allclose(served["scores"].numpy()[0], probabilities.max(-1), atol=1e-5)
+
+  # A second export of the same step while one is writing stops, naming it.
+  with ExportLock(model_dir, 5, "export_hf"):
+    with pytest.raises(UserError, match=f"^step 5 of --model_dir={model_dir} is being "
+                       f"exported by another export: pid {os.getpid()} on .* holds "
+                       f"{model_dir}/export/.export-5.lock"):
+      run_experiment("export", model_dir)
 
   # The records rebuilt with the same tags in another order: the run's labels stand.
   with open(os.path.join(model_dir, "labels.json")) as f:

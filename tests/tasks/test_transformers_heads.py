@@ -103,8 +103,15 @@ def test_a_paper_head_over_a_pooler_is_bert_for_sequence_classification(records)
   # BertConfig has no embedding_size: an ELECTRA-shaped encoder with a pooler is refused.
   _configure(records, "TransformerEncoder.output_pooler = True")
   task = gin.get_configurable(GlueTask)()
-  assert task.hf_export_refusal(task.build_model()).startswith(
-      "--mode=export_hf: GlueTask.head = 'paper'")
+  model = task.build_model()
+  config = model.encoder.config
+  assert task.hf_export_refusal(model) == (  # the pooler it has is not advised again
+      "--mode=export_hf: GlueTask.head = 'paper' over BERT's pooler is "
+      "BertForSequenceClassification, whose BertConfig has no embedding_size: this encoder's "
+      f"embedding_size {config.embedding_size} differs from its hidden_size "
+      f"{config.hidden_size}. Train with encoder_config.overrides = {{'embedding_size': "
+      f"{config.hidden_size}}} for BertForSequenceClassification, or with GlueTask.head = "
+      "'transformers' and no pooler for ElectraForSequenceClassification")
   _configure(records, "TransformerEncoder.output_pooler = True",
              "GlueTask.head = 'transformers'")
   task = gin.get_configurable(GlueTask)()

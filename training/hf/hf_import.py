@@ -28,7 +28,7 @@ import json
 import os
 import re
 import stat
-from typing import Dict, List, Optional, Tuple
+from typing import Dict, List, Optional, Sequence, Tuple
 
 from absl import logging
 import numpy as np
@@ -36,6 +36,7 @@ from safetensors import SafetensorError
 from safetensors.numpy import load as safetensors_load
 import tensorflow as tf
 
+from data.finetuning.sentence_reader import label_summary
 from data.user_error import MissingFileError
 from data.user_error import UserError
 from training.checkpoints import print_unused
@@ -222,8 +223,38 @@ def _with_base_prefix(state: StateDict, model_type: str) -> StateDict:
           value for name, value in state.items()}
 
 
+def check_head_labels(config: Dict, labels: Sequence[str], source: str) -> None:
+  """Stops a fine-tuned transformers head whose outputs name other labels than the records'.
+
+  A head whose config.json keeps transformers' placeholder names (LABEL_0, LABEL_1, ...)
+  names nothing, and is taken as it is when its count fits.
+
+  Raises:
+    UserError: another count, or other names or order; naming both lists and the option
+      that loads the encoder alone.
+  """
+  id2label = config.get("id2label") or {}
+  try:
+    theirs = [id2label[key] for key in sorted(id2label, key=int)]
+  except (TypeError, ValueError):
+    raise UserError(f"{source}/config.json: id2label's keys are not label ids") from None
+  if not labels or not theirs or theirs == list(labels):
+    return
+  placeholders = [f"LABEL_{index}" for index in range(len(theirs))]
+  if theirs == placeholders and len(theirs) == len(labels):
+    return
+  what = ("the same labels in another order" if sorted(theirs) == sorted(labels) else
+          f"{len(theirs)} labels where the records have {len(labels)}"
+          if len(theirs) != len(labels) else "other labels")
+  raise UserError(
+      f"TrainerConfig.init_checkpoint={source}: its head's id2label names {what}: "
+      f"[{label_summary(theirs)}], the records [{label_summary(list(labels))}]. Its head's "
+      "outputs would mean other labels here; set TrainerConfig.init_head = False to load "
+      "its encoder alone (the head starts afresh)")
+
+
 def load_part(part: HfPart, architecture: str, state: StateDict, source: str,
-              keep=frozenset()) -> Dict[str, List[str]]:
+              keep=frozenset(), with_head: bool = True) -> Dict[str, List[str]]:
   """Assigns one checkpoint's weights to one part of our model.
 
   Args:
@@ -233,6 +264,8 @@ def load_part(part: HfPart, architecture: str, state: StateDict, source: str,
     source: the checkpoint, for messages.
     keep: refs of variables not to overwrite (the generator's tied embeddings, which the
       discriminator's checkpoint provides).
+    with_head: load the head too when the checkpoint is of the part's own class (False:
+      the encoder alone).
 
   Returns:
     dict `restored` (transformers names read), `variables` (refs of our variables they
@@ -252,7 +285,7 @@ def load_part(part: HfPart, architecture: str, state: StateDict, source: str,
         "checkpoint of this encoder (check encoder_config: layers, sizes)")
   slots = list(encoder_slots)
   zero_weights = {}
-  if architecture == part.architecture:
+  if architecture == part.architecture and with_head:
     slots += part.head_slots()
     zero_weights = part.zero_weights()
   absent = [slot.name for slot in slots if slot.name not in state]
@@ -347,8 +380,8 @@ def _report(source: str, model, reports: List[Dict[str, List[str]]], assigned) -
   logging.info("init_checkpoint %s: restored %d weights", source, restored)
 
 
-def warm_start_model(model, init_checkpoint: str,
-                     init_generator_checkpoint: str = "") -> Dict[str, Dict]:
+def warm_start_model(model, init_checkpoint: str, init_generator_checkpoint: str = "",
+                     labels: Sequence[str] = (), init_head: bool = True) -> Dict[str, Dict]:
   """Warm-starts a built model from any checkpoint kind the runner accepts.
 
   Args:
@@ -358,6 +391,9 @@ def warm_start_model(model, init_checkpoint: str,
       google-research/electra TF1 checkpoint, or "".
     init_generator_checkpoint: a transformers folder with the generator (ELECTRA,
       ELECTRA-HP, TEAMS), or "".
+    labels: the fine-tuning records' label names by id ((): none), which the head of a
+      fine-tuned transformers folder must name in the same order (`check_head_labels`).
+    init_head: load a fine-tuned transformers folder's head (False: its encoder alone).
 
   Returns:
     part name -> load_part's report for what came from transformers / TF1 checkpoints
@@ -381,8 +417,11 @@ def warm_start_model(model, init_checkpoint: str,
   if is_hf_directory(init_checkpoint):
     config, state = read_hf_checkpoint(init_checkpoint)
     check_config(main_part, config, init_checkpoint)
-    reports[main_part.name] = load_part(main_part, _architecture(config, state), state,
-                                        init_checkpoint)
+    architecture = _architecture(config, state)
+    if architecture == main_part.architecture and init_head:
+      check_head_labels(config, labels, init_checkpoint)
+    reports[main_part.name] = load_part(main_part, architecture, state, init_checkpoint,
+                                        with_head=init_head)
   elif is_tf1_electra_checkpoint(init_checkpoint):
     states = read_tf1_electra_checkpoint(init_checkpoint)
     reports[main_part.name] = load_part(main_part, "ElectraForPreTraining",

@@ -8,6 +8,7 @@ width 16 below hidden 32: an embedding projection) and BERT's (embedding width =
 projection; with BERT's pooler for BertForSequenceClassification).
 """
 import json
+import re
 import os
 
 import numpy as np
@@ -15,6 +16,7 @@ import pytest
 import tensorflow as tf
 import transformers
 
+from data.user_error import UserError
 from modeling.heads.hidden_layer_classification_head import HiddenLayerClassificationHead
 from modeling.heads.joint_span_head import JointSpanHead
 from modeling.heads.sentence_prediction_head import SentencePredictionHead
@@ -178,3 +180,37 @@ def test_an_exported_fine_tuned_folder_warm_starts_the_same_model_head_included(
   if kind == "question_answering":
     ours, theirs = ours["start_logits"], theirs["start_logits"]
   np.testing.assert_allclose(theirs.numpy(), ours.numpy(), atol=1e-6, rtol=0)
+
+
+def test_a_transformers_head_of_other_labels_is_refused_or_left_out(tmp_path):
+  exported = TokenClassificationModel(_encoder("electra"), TokenClassificationHead(len(TAGS)))
+  exported(_inputs(), training=False)
+  scramble_weights(exported.weights, seed=7)
+  folder = next(iter(export_hf(exported, str(tmp_path), labels=TAGS).values()))
+  reordered = [TAGS[0]] + TAGS[:0:-1]
+  fresh = TokenClassificationModel(_encoder("electra"), TokenClassificationHead(len(TAGS)))
+  fresh(_inputs(), training=False)
+  before = [weight.numpy() for weight in fresh.weights]
+  with pytest.raises(UserError, match=re.escape(
+      f"TrainerConfig.init_checkpoint={folder}: its head's id2label names the same labels "
+      "in another order: ['O', 'B-PER', 'I-PER', 'B-LOC', 'I-LOC'], the records ['O', "
+      "'I-LOC', 'B-LOC', 'I-PER', 'B-PER']. Its head's outputs would mean other labels here; "
+      "set TrainerConfig.init_head = False")):
+    warm_start_model(fresh, folder, labels=reordered)
+  for weight, value in zip(fresh.weights, before):  # nothing was loaded
+    np.testing.assert_array_equal(weight.numpy(), value)
+  warm_start_model(fresh, folder, labels=TAGS)  # the same order loads, head included
+  np.testing.assert_array_equal(fresh.head.weights[0].numpy(), exported.head.weights[0].numpy())
+
+  # Three labels: the head cannot fit; init_head = False loads the encoder alone.
+  three = TokenClassificationModel(_encoder("electra"), TokenClassificationHead(3))
+  three(_inputs(), training=False)
+  head_before = [weight.numpy() for weight in three.head.weights]
+  with pytest.raises(UserError, match="its head's id2label names 5 labels where the records "
+                     "have 3"):
+    warm_start_model(three, folder, labels=["O", "B-X", "I-X"])
+  warm_start_model(three, folder, labels=["O", "B-X", "I-X"], init_head=False)
+  for weight, value in zip(three.head.weights, head_before):
+    np.testing.assert_array_equal(weight.numpy(), value)
+  np.testing.assert_array_equal(three.encoder.weights[0].numpy(),
+                                exported.encoder.weights[0].numpy())
