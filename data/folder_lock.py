@@ -238,3 +238,27 @@ class FolderLock:
         tf.io.gfile.remove(self.path)
     except (OSError, tf.errors.OpError):
       pass
+
+
+class OutputDirLock(FolderLock):
+  """A data job's --output_dir lock: OUT/<lock file>, held from before the job deletes or
+  writes anything until it ends; a second job stops at once, naming the holder.
+
+  Args:
+    output_dir: OUT.
+    lock_file: the lock's name in OUT.
+    program: the job's program (written into the lock).
+    job: what the job is called in messages ("preprocessing job").
+  """
+
+  def __init__(self, output_dir: str, lock_file: str, program: str, job: str):
+    super().__init__(output_dir, lock_file, program)
+    self.job = job
+
+  def refusal(self, holder_description: str, hint: str) -> str:
+    return (f"--output_dir={self.folder} is in use by another {self.job}: "
+            f"{holder_description} holds {self.path}{hint}. Wait for it to end, or write "
+            "into another --output_dir")
+
+  def not_writable(self, error: Exception) -> str:
+    return f"--output_dir={self.folder} is not writable ({error})"

@@ -35,19 +35,11 @@ LOCK_FILE = ".records.lock"
 STAGING_FOLDER = ".records.incomplete"
 
 
-class RecordsDirLock(folder_lock.FolderLock):
+class RecordsDirLock(folder_lock.OutputDirLock):
   """OUT/.records.lock, held by the records job writing into OUT."""
 
   def __init__(self, output_dir: str):
-    super().__init__(output_dir, LOCK_FILE, "create_finetuning_data")
-
-  def refusal(self, holder_description: str, hint: str) -> str:
-    return (f"--output_dir={self.folder} is in use by another records job: "
-            f"{holder_description} holds {self.path}{hint}. Wait for it to end, or write "
-            "into another --output_dir")
-
-  def not_writable(self, error: Exception) -> str:
-    return f"--output_dir={self.folder} is not writable ({error})"
+    super().__init__(output_dir, LOCK_FILE, "create_finetuning_data", "records job")
 
 
 def vocab_copy_name(vocab_file: str) -> str:

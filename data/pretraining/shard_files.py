@@ -88,20 +88,12 @@ def prepare_output_dir(output_dir: str) -> None:
     logging.info("Removed %d files of a previous run from %s.", len(stale), output_dir)
 
 
-class OutputDirLock(folder_lock.FolderLock):
+class OutputDirLock(folder_lock.OutputDirLock):
   """OUT/.preprocessing.lock, held by the job writing into OUT from before it deletes or
   writes anything until it ends: a second job stops at once, naming the holder."""
 
   def __init__(self, output_dir: str):
-    super().__init__(output_dir, LOCK_FILE, "create_pretraining_data")
-
-  def refusal(self, holder_description: str, hint: str) -> str:
-    return (f"--output_dir={self.folder} is in use by another preprocessing job: "
-            f"{holder_description} holds {self.path}{hint}. Wait for it to end, or write "
-            "into another --output_dir")
-
-  def not_writable(self, error: Exception) -> str:
-    return f"--output_dir={self.folder} is not writable ({error})"
+    super().__init__(output_dir, LOCK_FILE, "create_pretraining_data", "preprocessing job")
 
 
 def _resolved(path: str) -> str:

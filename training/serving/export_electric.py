@@ -32,12 +32,7 @@ class ElectricServingModule(EncoderServingModule):
 
   @tf.function(input_signature=[text_spec("text")])
   def score(self, text):
-    pieces = self.preprocessor.tokenize(text)
-    if pieces.ragged_rank == 2:  # a BertTokenizer's [batch, (words), (pieces)]
-      pieces = pieces.merge_dims(-2, -1)
-    with tf.control_dependencies([self.preprocessor.row_length_check(pieces, "text",
-                                                                     "scores")]):
-      inputs = self.preprocessor.pack([pieces])
+    inputs = self.preprocessor.pack_whole(text, "scores")
     sequence_output = self.encoder(inputs, training=False)["sequence_output"]
     weights = cloze_candidates(inputs["input_mask"], inputs["input_type_ids"])
     return {"score": energy_score(self.energy_head(sequence_output), weights),

@@ -31,12 +31,7 @@ class ScriptServingModule(EncoderServingModule):
 
   @tf.function(input_signature=[text_spec("text")])
   def score(self, text):
-    pieces = self.preprocessor.tokenize(text)
-    if pieces.ragged_rank == 2:  # a BertTokenizer's [batch, (words), (pieces)]
-      pieces = pieces.merge_dims(-2, -1)
-    with tf.control_dependencies([self.preprocessor.row_length_check(pieces, "text",
-                                                                     "scores")]):
-      inputs = self.preprocessor.pack([pieces])
+    inputs = self.preprocessor.pack_whole(text, "scores")
     sequence_output = self.encoder(inputs, training=False)["sequence_output"]
     vocab_logits = self.masked_lm_head(sequence_output, all_positions(inputs["input_word_ids"]))
     return {"pseudo_log_likelihood": pseudo_log_likelihood(vocab_logits, inputs["input_mask"]),

@@ -125,6 +125,16 @@ class TextPreprocessor(tf.Module):
         f"{self.seq_length} less [CLS] and [SEP]): split it into sentences"])
     return tf.debugging.Assert(~tf.reduce_any(too_long), [message])
 
+  def pack_whole(self, texts: tf.Tensor, verb: str) -> Dict[str, tf.Tensor]:
+    """tf.string [batch] -> int32 [batch, S] encoder inputs, each text whole: a text of more
+    than S - 2 pieces raises tf.errors.InvalidArgumentError naming its row
+    (`row_length_check`; `verb` says what the model does with a row, "scores")."""
+    pieces = self.tokenize(texts)
+    if pieces.ragged_rank == 2:  # a BertTokenizer's [batch, (words), (pieces)]
+      pieces = pieces.merge_dims(-2, -1)
+    with tf.control_dependencies([self.row_length_check(pieces, "text", verb)]):
+      return self.pack([pieces])
+
   def pack(self, segments: Sequence[tf.RaggedTensor],
            seq_length: Optional[Union[int, tf.Tensor]] = None) -> Dict[str, tf.Tensor]:
     """One or two int32 RaggedTensors [batch, (pieces)] -> int32 [batch, S] encoder inputs.

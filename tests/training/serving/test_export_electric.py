@@ -45,7 +45,9 @@ def test_exported_score_is_the_models_score(tmp_path):
   assert exported["num_tokens"].numpy()[-1] == 0 and exported["score"].numpy()[-1] == 0.0
   assert len(set(np.round(expected[:3], 3))) == 3
 
+  long_text = " ".join([TEXTS[0]] * 3)
+  pieces = len(preprocessor_inputs["input_mask"].numpy()[0].nonzero()[0]) - 2  # of TEXTS[0]
   with pytest.raises(tf.errors.InvalidArgumentError,
-                     match=f"text row 1 has 40 word pieces; this model scores at most "
-                     f"{export_models.SEQ - 2} a row"):
-    loaded.signatures["score"](text=tf.constant(["Jesus wept.", "Jesus wept. " * 10]))
+                     match=f"text row 1 has {3 * pieces} word pieces; this model scores at "
+                     f"most {export_models.SEQ - 2} a row"):
+    loaded.signatures["score"](text=tf.constant(["Jesus wept.", long_text]))

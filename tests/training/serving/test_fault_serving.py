@@ -72,14 +72,15 @@ def test_a_huge_batch_gives_each_row_what_it_gets_alone(signatures):
   assert labels.shape == (HUGE_BATCH,)
 
 
-def test_a_huge_text_is_cut_like_its_beginning(signatures):
+def test_a_huge_text_is_cut_like_its_beginning_and_refused_by_score(signatures):
   assert len(HUGE_TEXT) > 1_000_000
   beginning = HUGE_TEXT[:400]  # more than S - 2 = 30 pieces already
   outputs = [signatures["encode_text"](text=_strings([text]))["sequence_output"].numpy()
              for text in (HUGE_TEXT, beginning)]
   np.testing.assert_allclose(outputs[0], outputs[1], atol=1e-5, rtol=0)
-  score = signatures["score"](text=_strings([HUGE_TEXT]))
-  assert score["num_tokens"].numpy().tolist() == [export_models.SEQ]
+  with pytest.raises(tf.errors.InvalidArgumentError, match=r"text row 0 has \d+ word pieces; "
+                     f"this model scores at most {export_models.SEQ - 2} a row"):
+    signatures["score"](text=_strings([HUGE_TEXT]))  # a score of its first pieces alone
   answer = signatures["squad"](question=_strings(["who spake?"]),
                                context=_strings([HUGE_TEXT]))
   assert answer["answer_end"].numpy()[0] <= len(beginning)  # found in the first window
