@@ -176,8 +176,9 @@ def set_aside_damaged_checkpoints(model_dir: str) -> Optional[str]:
     raise UserError(f"no checkpoint in --model_dir={model_dir} can be restored: "
                     + "; ".join(reason for _, reason in damaged)
                     + ". Move them away to train from the start")
-  if not damaged and path == tf.train.latest_checkpoint(model_dir):
-    return path
+  latest = tf.train.latest_checkpoint(model_dir)
+  if not damaged and latest and os.path.basename(path) == os.path.basename(latest):
+    return path  # DIR/checkpoint already names it
   kept_dir = os.path.join(model_dir, DAMAGED_DIR)
   for damaged_path, reason in damaged:
     files = tf.io.gfile.glob(damaged_path + ".*")

@@ -138,9 +138,9 @@ def records_vocab(task) -> Optional[RunVocab]:
 
   Fine-tuning tasks: `task.meta_data`: the records' copy ("vocab_copy", in the data
   directory), else "vocab_file" (records written before they kept a copy; a relative path
-  is also looked up in the data directory), and "lower_case". Pretraining tasks: the `metadata.json` next to the
-  first training file (its "vocab_file", a copy next to it; older records: the job's
-  settings).
+  is also looked up in the data directory), and "lower_case". Pretraining tasks: the
+  `metadata.json` next to the first training file (its "vocab_file", a copy next to it;
+  older records: the job's settings).
 
   Raises:
     UserError: the vocab file is unreadable as a vocab, or has more entries than
@@ -207,6 +207,7 @@ def _records_vocab(task) -> Optional[RunVocab]:
     return None
   return RunVocab(found, bool(metadata.get("lower_case", settings.get(
       "lower_case", tokenization.DEFAULT_LOWER_CASE))))
+
 
 HF_CONFIG_FILE = "config.json"
 HF_TOKENIZER_CONFIG_FILE = "tokenizer_config.json"
