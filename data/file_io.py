@@ -43,3 +43,14 @@ def open_file(path: str, mode: str = "r") -> IO:
   if "b" in mode:
     return builtins.open(path, mode)
   return builtins.open(path, mode, encoding="utf-8")
+
+
+def write_whole(path: str, text: str) -> None:
+  """Writes `text` to `path` so that a reader sees the old file or the new one, never half:
+  into `path`.tmp, then renamed over `path`."""
+  with open_file(path + ".tmp", "w") as f:
+    f.write(text)
+  if _remote(path):
+    _gfile().rename(path + ".tmp", path, overwrite=True)
+  else:
+    os.replace(path + ".tmp", path)

@@ -16,6 +16,7 @@ from typing import Dict, List, Optional
 from absl import logging
 import tensorflow as tf
 
+from data import file_io
 from data.user_error import MissingFileError
 from data.user_error import UserError
 
@@ -109,10 +110,7 @@ def _write_checkpoint_state(model_dir: str, prefixes: List[str]) -> None:
   latest), as a CheckpointManager writes it."""
   text = f'model_checkpoint_path: "{prefixes[-1]}"\n' + "".join(
       f'all_model_checkpoint_paths: "{prefix}"\n' for prefix in prefixes)
-  path = os.path.join(model_dir, "checkpoint")
-  with tf.io.gfile.GFile(path + ".tmp", "w") as f:
-    f.write(text)
-  tf.io.gfile.rename(path + ".tmp", path, overwrite=True)
+  file_io.write_whole(os.path.join(model_dir, "checkpoint"), text)
 
 
 DAMAGED_DIR = "damaged"

@@ -19,6 +19,7 @@ from typing import Optional
 
 import tensorflow as tf
 
+from data import file_io
 from data.finetuning.sentence_reader import label_summary
 from data.user_error import UserError
 
@@ -112,7 +113,5 @@ def write_run_labels(model_dir: str, task) -> None:
     return
   labels["records"] = _records_file(task)
   tf.io.gfile.makedirs(model_dir)
-  path = os.path.join(model_dir, LABELS_FILE)
-  with tf.io.gfile.GFile(path + ".tmp", "w") as f:
-    json.dump(labels, f, indent=1, ensure_ascii=False)
-  tf.io.gfile.rename(path + ".tmp", path, overwrite=True)
+  file_io.write_whole(os.path.join(model_dir, LABELS_FILE),
+                      json.dumps(labels, indent=1, ensure_ascii=False))

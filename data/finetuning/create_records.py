@@ -82,7 +82,7 @@ def write_sentence_data(spec: SentenceTaskSpec,
                      tokenizer=tokenizer.kind)
     return meta_data
 
-  return write_records_folder(output_dir, tokenizer.vocab_file, write_files)
+  return write_records_folder(output_dir, tokenizer, write_files)
 
 
 def create_glue_data(task: str, tokenizer: Tokenizer, output_dir: str,
@@ -277,7 +277,7 @@ def create_squad_data(task: str, tokenizer: Tokenizer, output_dir: str,
                 vocab_file=tokenizer.vocab_file, lower_case=tokenizer.lower_case,
                 tokenizer=tokenizer.kind)
 
-  return write_records_folder(output_dir, tokenizer.vocab_file, write_files)
+  return write_records_folder(output_dir, tokenizer, write_files)
 
 
 def create_tagging_data(tokenizer: Tokenizer, output_dir: str, max_seq_length: int,
@@ -354,4 +354,4 @@ def create_tagging_data(tokenizer: Tokenizer, output_dir: str, max_seq_length: i
                 test_splits=[], vocab_file=tokenizer.vocab_file,
                 lower_case=tokenizer.lower_case, tokenizer=tokenizer.kind)
 
-  return write_records_folder(output_dir, tokenizer.vocab_file, write_files)
+  return write_records_folder(output_dir, tokenizer, write_files)

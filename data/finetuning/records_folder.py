@@ -27,6 +27,7 @@ from typing import Any, Callable, Dict
 
 import tensorflow as tf
 
+from data import file_io
 from data import folder_lock
 from data import tokenization
 
@@ -42,27 +43,19 @@ class RecordsDirLock(folder_lock.OutputDirLock):
     super().__init__(output_dir, LOCK_FILE, "create_finetuning_data", "records job")
 
 
-def vocab_copy_name(vocab_file: str) -> str:
-  """The name of the records' copy of `vocab_file`."""
-  kind = tokenization.tokenizer_kind(vocab_file)
-  return "spiece.model" if kind == tokenization.SENTENCEPIECE else "vocab.txt"
+def vocab_copy_name(tokenizer: tokenization.Tokenizer) -> str:
+  """The name of the records' copy of the tokenizer's vocab file."""
+  return "spiece.model" if tokenizer.kind == tokenization.SENTENCEPIECE else "vocab.txt"
 
 
-def write_meta_data(output_dir: str, meta_data: Dict[str, Any]) -> None:
-  """OUT/meta_data.json, written whole (a temporary file renamed over it)."""
-  path = os.path.join(output_dir, META_DATA_FILE)
-  with tf.io.gfile.GFile(path + ".tmp", "w") as f:
-    json.dump(meta_data, f, indent=1)
-  tf.io.gfile.rename(path + ".tmp", path, overwrite=True)
-
-
-def write_records_folder(output_dir: str, vocab_file: str,
+def write_records_folder(output_dir: str, tokenizer: tokenization.Tokenizer,
                          write_files: Callable[[str], Dict[str, Any]]) -> Dict[str, Any]:
   """Writes a records folder by the steps of the module docstring.
 
   Args:
     output_dir: OUT.
-    vocab_file: the vocab the records were tokenized with (copied into OUT).
+    tokenizer: the tokenizer the records were made with (its vocab file is copied into
+      OUT).
     write_files: writes the records into the folder it is given and returns their meta
       data (without the vocab copy's name, which is added here).
 
@@ -79,8 +72,8 @@ def write_records_folder(output_dir: str, vocab_file: str,
     tf.io.gfile.makedirs(staging)
     try:
       meta_data = write_files(staging)
-      copy_name = vocab_copy_name(vocab_file)
-      tf.io.gfile.copy(vocab_file, os.path.join(staging, copy_name), overwrite=True)
+      copy_name = vocab_copy_name(tokenizer)
+      tf.io.gfile.copy(tokenizer.vocab_file, os.path.join(staging, copy_name), overwrite=True)
     except BaseException:
       tf.io.gfile.rmtree(staging)  # OUT's old records are untouched
       raise
@@ -92,5 +85,6 @@ def write_records_folder(output_dir: str, vocab_file: str,
       tf.io.gfile.rename(os.path.join(staging, name), os.path.join(output_dir, name),
                          overwrite=True)
     tf.io.gfile.rmtree(staging)
-    write_meta_data(output_dir, meta_data)
+    file_io.write_whole(os.path.join(output_dir, META_DATA_FILE),
+                        json.dumps(meta_data, indent=1))
   return meta_data

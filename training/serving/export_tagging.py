@@ -50,6 +50,7 @@ from typing import Dict, Sequence
 import tensorflow as tf
 
 from modeling.models.finetuning_models import TokenClassificationModel
+from training.serving.text_preprocessing import first_true
 from training.serving.text_preprocessing import TextPreprocessor
 from training.serving.word_splitting import split_words
 
@@ -65,11 +66,6 @@ def _assert(condition: tf.Tensor, *message) -> tf.Operation:
   return tf.debugging.Assert(condition, [tf.strings.join(parts)])
 
 
-def _first_true(mask: tf.Tensor) -> tf.Tensor:
-  """The index of the first True of a bool [n] (0 when none), int64 scalar."""
-  return tf.concat([tf.where(mask)[:, 0], tf.zeros([1], tf.int64)], 0)[0]
-
-
 def rank_one_check(values: tf.Tensor, name: str, what: str) -> tf.Operation:
   """Refuses a request input that is not rank 1."""
   rank = tf.rank(values)
@@ -81,7 +77,7 @@ def utf8_check(strings: tf.Tensor, name: str, unit: str) -> tf.Operation:
   """Refuses string [n] holding invalid UTF-8, naming the first bad entry."""
   valid = tf.equal(tf.strings.unicode_transcode(strings, "UTF-8", "UTF-8", errors="replace",
                                                 replace_control_characters=False), strings)
-  first_bad = _first_true(~valid)
+  first_bad = first_true(~valid)
   return _assert(tf.reduce_all(valid), f"{name} {unit} ", first_bad, " is not valid UTF-8")
 
 
@@ -130,7 +126,7 @@ class TaggingServingModule(tf.Module):
     checks = [self.preprocessor.row_length_check(row_pieces, name, "tags")]
     if name == "words":
       blank = tf.equal(tf.strings.length(tf.strings.strip(words.flat_values)), 0)
-      first_blank = _first_true(blank)
+      first_blank = first_true(blank)
       checks.append(_assert(
           ~tf.reduce_any(blank), "words: word ", first_blank, " (row ",
           tf.gather(tf.concat([tf.cast(words.value_rowids(), tf.int64),

@@ -42,6 +42,12 @@ def text_batch(texts: tf.Tensor) -> tf.Tensor:
   return tf.ensure_shape(texts, [None])
 
 
+def first_true(mask: tf.Tensor) -> tf.Tensor:
+  """The index of the first True of a bool [n] (0 when none), int64 scalar: the row a
+  refusal names."""
+  return tf.concat([tf.where(mask)[:, 0], tf.zeros([1], tf.int64)], 0)[0]
+
+
 def pair_rows_check(segments: Sequence[Union[tf.Tensor, tf.RaggedTensor]],
                     names: Tuple[str, str] = PAIR_NAMES) -> List[tf.Operation]:
   """Control dependencies that refuse a pair whose two batches differ in rows.
@@ -117,7 +123,7 @@ class TextPreprocessor(tf.Module):
     per_row = tf.cast(pieces.row_lengths(), tf.int32)
     capacity = self.seq_length - 2
     too_long = per_row > capacity
-    first = tf.concat([tf.where(too_long)[:, 0], tf.zeros([1], tf.int64)], 0)[0]
+    first = first_true(too_long)
     message = tf.strings.join([
         f"{name} row ", tf.strings.as_string(first), " has ",
         tf.strings.as_string(tf.gather(tf.concat([per_row, [0]], 0), first)),
