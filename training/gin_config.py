@@ -21,7 +21,7 @@ import inspect
 import os
 import re
 import tokenize
-from typing import Iterable, List, Optional, Sequence, Set
+from typing import Callable, Iterable, List, Optional, Sequence, Set
 
 import gin
 import tensorflow as tf
@@ -160,29 +160,37 @@ def _one_line(error: Exception, gin_params: Sequence[str], search_dirs: Sequence
   return text + suggestion
 
 
-def _macro_cycle(config: dict, defined: Set[str], macro_fn) -> Optional[List[str]]:
-  """The first cycle of macros defined by one another (["x", "y", "x"]), or None."""
-  reads = {name: sorted({reference.config_key[0] for reference in gin.config.iterate_references(
-      {(name, "gin.macro"): config[(name, "gin.macro")]}, to=macro_fn)} & defined)
-           for name in defined}
+def _first_cycle(starts: Iterable[str], successors: Callable[[str], Iterable[str]]
+                 ) -> Optional[List[str]]:
+  """The first cycle reached from `starts` in a graph given by `successors`, as a path that
+  ends where it began ([a, b, a]; a node that is its own successor: [a, a]), or None."""
   done = set()
 
-  def visit(name, path):
-    if name in path:
-      return path[path.index(name):] + [name]
-    if name in done:
+  def visit(node, path):
+    if node in path:
+      return path[path.index(node):] + [node]
+    if node in done:
       return None
-    for read in reads[name]:
-      cycle = visit(read, path + [name])
+    for successor in successors(node):
+      cycle = visit(successor, path + [node])
       if cycle:
         return cycle
-    done.add(name)
+    done.add(node)
     return None
-  for name in sorted(defined):
-    cycle = visit(name, [])
+  for start in starts:
+    cycle = visit(start, [])
     if cycle:
       return cycle
   return None
+
+
+def _macro_cycle(config: dict, defined: Set[str], macro_fn) -> Optional[List[str]]:
+  """The first cycle of macros defined by one another (["x", "y", "x"]), or None."""
+  def reads(name):
+    value = {(name, "gin.macro"): config[(name, "gin.macro")]}
+    return sorted({reference.config_key[0] for reference in
+                   gin.config.iterate_references(value, to=macro_fn)} & defined)
+  return _first_cycle(sorted(defined), reads)
 
 
 _INCLUDE = re.compile(r"""^\s*include\s+(['"])(.+?)\1\s*(#.*)?$""")
@@ -191,8 +199,6 @@ _INCLUDE = re.compile(r"""^\s*include\s+(['"])(.+?)\1\s*(#.*)?$""")
 def include_cycle(files: Sequence[str], search_dirs: Sequence[str]) -> Optional[List[str]]:
   """The first cycle of gin files including one another (a file including itself: [a, a]),
   or None. Includes that cannot be found are left to gin's own error."""
-  done = set()
-
   def includes(path):
     try:  # a file gin cannot read is left to gin's own message
       with tf.io.gfile.GFile(path, "rb") as f:
@@ -206,23 +212,7 @@ def include_cycle(files: Sequence[str], search_dirs: Sequence[str]) -> Optional[
           yield os.path.abspath(resolve_gin_file(match.group(2), search_dirs))
         except ConfigError:
           continue
-
-  def visit(path, chain):
-    if path in chain:
-      return chain[chain.index(path):] + [path]
-    if path in done:
-      return None
-    for included in includes(path):
-      cycle = visit(included, chain + [path])
-      if cycle:
-        return cycle
-    done.add(path)
-    return None
-  for path in files:
-    cycle = visit(os.path.abspath(path), [])
-    if cycle:
-      return cycle
-  return None
+  return _first_cycle([os.path.abspath(path) for path in files], includes)
 
 
 def check_macros(config: Optional[dict] = None):
