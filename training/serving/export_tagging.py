@@ -103,10 +103,7 @@ class TaggingServingModule(tf.Module):
   def _word_pieces(self, words: tf.Tensor) -> tf.RaggedTensor:
     """string [n] words -> int32 RaggedTensor [n, (pieces)], each word tokenized alone; a
     word the tokenizer drops entirely is [UNK], as in the records."""
-    pieces = self.preprocessor.tokenize(words)
-    if pieces.ragged_rank == 2:  # a BertTokenizer splits words first: one word here
-      pieces = pieces.merge_dims(-2, -1)
-    pieces = tf.cast(pieces, tf.int32)
+    pieces = tf.cast(self.preprocessor.tokenize(words), tf.int32)
     dropped = tf.cast(tf.equal(pieces.row_lengths(), 0), tf.int64)
     unknown = tf.RaggedTensor.from_row_lengths(
         tf.fill([tf.reduce_sum(dropped)], self.preprocessor.unk_id), dropped)

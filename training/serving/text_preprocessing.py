@@ -105,7 +105,10 @@ class TextPreprocessor(tf.Module):
 
     Another rank than [batch] raises tf.errors.InvalidArgumentError (`text_batch`).
     """
-    return self.tokenizer.tokenize(text_batch(texts))
+    pieces = self.tokenizer.tokenize(text_batch(texts))
+    if pieces.ragged_rank == 2:  # a BertTokenizer's [batch, (words), (pieces)]
+      pieces = pieces.merge_dims(-2, -1)
+    return pieces
 
   def row_length_check(self, pieces: tf.RaggedTensor, name: str, verb: str) -> tf.Operation:
     """Refuses a request row of more than S - 2 pieces (a signature that reads each text
@@ -136,8 +139,6 @@ class TextPreprocessor(tf.Module):
     than S - 2 pieces raises tf.errors.InvalidArgumentError naming its row
     (`row_length_check`; `verb` says what the model does with a row, "scores")."""
     pieces = self.tokenize(texts)
-    if pieces.ragged_rank == 2:  # a BertTokenizer's [batch, (words), (pieces)]
-      pieces = pieces.merge_dims(-2, -1)
     with tf.control_dependencies([self.row_length_check(pieces, "text", verb)]):
       return self.pack([pieces])
 
