@@ -125,12 +125,13 @@ def run_local(chunks: Sequence[text_reading.TextChunk],
       writing.update()
     return shards
 
-  with spill_folder(settings.output_dir) as spill_dir:
-    if num_workers <= 1:
-      shards = run_with(map, spill_dir)
-    else:
-      with worker_pool.spawned(num_workers) as pool:
-        shards = run_with(lambda task, items: pool.imap_unordered(task, items, chunksize=1),
-                          spill_dir)
+  with contextlib.ExitStack() as stack:
+    map_unordered = map
+    if num_workers > 1:
+      # The workers start before the spill folder exists: a Ctrl-C in the milliseconds of a
+      # worker's launch is dropped (data/worker_pool.py), one after the folder appears is not.
+      pool = stack.enter_context(worker_pool.spawned(num_workers))
+      map_unordered = lambda task, items: pool.imap_unordered(task, items, chunksize=1)
+    shards = run_with(map_unordered, stack.enter_context(spill_folder(settings.output_dir)))
   return (pretraining_metadata.merge_counts(all_counts),
           sorted(shards, key=lambda shard: shard["file"]))
