@@ -2,8 +2,9 @@
 #   make test       the whole suite (every test, the `slow` ones included): what CI runs; it
 #                   also makes .venv-jax (requirements-jax.txt), where the exported-step tests
 #                   run bench/device_step.py
-#   make test-fast  the suite without the tests marked `slow` (the benchmark harness and the
-#                   slowest end-to-end runs; see pytest.ini): for the edit-test loop
+#   make test-fast  the suite without the tests marked `slow` (those of 3 s or more: runs,
+#                   exports, served processes, XLA compiles, benchmark harnesses; see
+#                   pytest.ini): for the edit-test loop, under 5 minutes on two cores
 #   make demo       the quickstart end to end (scripts/demo.sh: MLM, 1,400 steps, ~15 min);
 #                   make demo-electra: ELECTRA, 1,000 steps; make demo-full: ELECTRA, 4,000 steps
 PYTHON ?= python3.11

@@ -25,6 +25,9 @@ os.environ["XLA_FLAGS"] = " ".join(
 
 import pytest  # noqa: E402
 
+# Each test's CPU against a bound, so the suite cannot drift back (tests/kit/time_bound.py).
+pytest_plugins = ["tests.kit.time_bound"]
+
 
 def _split_cpu_into_two_logical_devices():
   """Two logical CPUs, so MirroredStrategy tests run 2 replicas; must precede any TF op."""

@@ -12,6 +12,7 @@ import sys
 import sysconfig
 import tomllib
 
+import pytest
 import setuptools
 
 import official_runner
@@ -29,6 +30,7 @@ def _run(*command, returncode=0, **kwargs):
   return result.stdout
 
 
+@pytest.mark.slow
 def test_an_editable_install_gives_the_commands(tmp_path):
   venv = tmp_path / "venv"
   _run(sys.executable, "-m", "venv", "--without-pip", str(venv))

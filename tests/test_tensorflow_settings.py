@@ -6,6 +6,7 @@ import os
 import subprocess
 import sys
 
+import pytest
 import tensorflow as tf
 from tensorflow.python.data.ops import dataset_ops  # pylint: disable=g-direct-tensorflow-import
 
@@ -61,6 +62,7 @@ print(tf.config.optimizer.get_experimental_options().get("disable_meta_optimizer
 """
 
 
+@pytest.mark.slow
 def test_a_program_the_suite_starts_gets_both_settings_once_it_imports_tensorflow(tmp_path):
   """PYTHONPATH, set by tests/conftest.py, carries sitecustomize to every child process."""
   script = tmp_path / "report.py"

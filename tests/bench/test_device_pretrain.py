@@ -15,6 +15,7 @@ from tests.kit.device_pretraining import STEPS
 from tests.kit.device_pretraining import device_pretrain
 
 
+@pytest.mark.slow
 def test_twenty_steps_equal_tensorflows_trainer(trained):
   output, log = trained
   spec = json.loads((output / "step" / "spec.json").read_text())
@@ -43,6 +44,7 @@ def test_twenty_steps_equal_tensorflows_trainer(trained):
   assert "ETA 0m00s" in lines[-1] and "disc_loss" in lines[-1]
 
 
+@pytest.mark.slow
 def test_the_written_back_encoder_is_the_trained_discriminator(trained):
   output, _ = trained
   spec = json.loads((output / "step" / "spec.json").read_text())
@@ -61,6 +63,7 @@ def test_the_written_back_encoder_is_the_trained_discriminator(trained):
         assert np.array_equal(shard[variable["key"]], after[f"arg_{index}"])
 
 
+@pytest.mark.slow
 def test_refusals_name_the_flag_and_write_nothing(trained, tmp_path):
   output, _ = trained
   status, log = device_pretrain(output / "step", f"--batches_from={output / 'batches.npz'}",

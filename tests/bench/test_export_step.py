@@ -36,6 +36,7 @@ def checked_steps():
 
 
 @pytest.mark.parametrize("name", STEPS)
+@pytest.mark.slow
 def test_exported_step_equals_tensorflows_over_three_steps(checked_steps, name):
   directory, returncode, output = checked_steps[name]
   assert returncode == 0, output[-3000:]
@@ -50,6 +51,7 @@ def test_exported_step_equals_tensorflows_over_three_steps(checked_steps, name):
   assert spec["module"] == ("step.mlir" if name == exported_steps.TEXT_ONLY else "step.mlirbc")
 
 
+@pytest.mark.slow
 def test_spec_describes_every_argument_and_alias(checked_steps):
   directory = checked_steps["electra"][0]
   spec = json.loads((directory / "spec.json").read_text())
@@ -77,6 +79,7 @@ def test_spec_describes_every_argument_and_alias(checked_steps):
       assert list(value.shape) == argument["shape"] and str(value.dtype) == argument["dtype"]
 
 
+@pytest.mark.slow
 def test_step_without_state_starts_from_the_spec_and_check_catches_a_difference(
     checked_steps, tmp_path):
   """Without state.npz the weights and batch are drawn from spec.json: the step trains
@@ -95,6 +98,7 @@ def test_step_without_state_starts_from_the_spec_and_check_catches_a_difference(
   assert abs(losses["masked_lm_loss"] - np.log(50)) < 0.5, losses  # uniform over 50 ids
 
 
+@pytest.mark.slow
 def test_make_portable_alone_converts_and_stops(checked_steps, tmp_path):
   """`--make_portable` without --check writes the artifact and compiles nothing (the suite's
   checks pass both flags to one process)."""

@@ -85,6 +85,7 @@ def test_dot_flops_reads_hlo_dots():
                                                   ("electra_hp_loss", 1), ("script", 1),
                                                   ("electric", 1),
                                                   ("electra_uniform_generator", 1)])
+@pytest.mark.slow
 def test_matmul_count_equals_xla_dots_of_the_real_model(objective, num_layers):
   tf_keras.mixed_precision.set_global_policy("float32")
   task = pretraining_setup.build_task(

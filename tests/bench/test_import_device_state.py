@@ -30,6 +30,7 @@ def _finetune(init_checkpoint, records, model_dir):
   return final, (model_dir / "predictions" / "SST-2.tsv").read_text()
 
 
+@pytest.mark.slow
 def test_imported_state_fine_tunes_as_the_tensorflow_checkpoint(trained, tmp_path):
   output, _ = trained
   imported = tmp_path / "imported"
@@ -54,6 +55,7 @@ def test_imported_state_fine_tunes_as_the_tensorflow_checkpoint(trained, tmp_pat
   assert ours["total_loss"] == pytest.approx(theirs["total_loss"], abs=1e-4)
 
 
+@pytest.mark.slow
 def test_import_refuses_without_writing(trained, tmp_path):
   output, _ = trained
   with pytest.raises(UserError, match=r"encoder\.json is missing: --device_output must be "):

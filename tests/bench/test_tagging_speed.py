@@ -1,12 +1,14 @@
 """The tagging speed benchmark compares like with like: the same parameter count, the same
 training loss at the same weights' shapes, and both servers tag the same words."""
 import numpy as np
+import pytest
 
 from bench import tagging_speed
 from data.tokenization import make_tokenizer
 from modeling.layers.encoder_config import encoder_config
 
 
+@pytest.mark.slow
 def test_both_models_have_the_same_shape_and_train():
   config = encoder_config("tiny", 100)
   batch = tagging_speed.random_batch(2, 8, 100, 3)
@@ -20,6 +22,7 @@ def test_both_models_have_the_same_shape_and_train():
     assert np.isfinite([first, second]).all()
 
 
+@pytest.mark.slow
 def test_both_servers_tag_each_word_of_the_same_sentences(tmp_path):
   config = encoder_config("tiny", make_tokenizer(tagging_speed.SAMPLE_VOCAB).vocab_size)
   sentences = tagging_speed.serving_sentences(make_tokenizer(tagging_speed.SAMPLE_VOCAB), 32,
@@ -32,6 +35,7 @@ def test_both_servers_tag_each_word_of_the_same_sentences(tmp_path):
   assert {tag.decode() for row in ours for tag in row if tag} <= set(labels)
 
 
+@pytest.mark.slow
 def test_imports_beside_the_pretraining_benchmarks():
   """Its flags are defined when it runs, so a process (a test worker) that imports it and
   bench.throughput (bench.pretraining_setup's --size, --batch_size) defines each flag once."""

@@ -50,11 +50,13 @@ def _kjv_books(tmp_path):
 @pytest.mark.parametrize("tool", [_pretraining, _finetuning, _kjv_books],
                          ids=["create_pretraining_data", "create_finetuning_data",
                               "make_kjv_books"])
+@pytest.mark.slow
 def test_a_data_tool_prints_plain_progress_lines_and_no_notices(tmp_path, tool):
   command, expected_starts = tool(tmp_path)
   assert_plain_console(module_output(*command), expected_starts)
 
 
+@pytest.mark.slow
 def test_a_program_reads_tf_keras_as_tf_keras_and_never_loads_keras_3():
   """data/program.py (imported first by every program) sets TF_USE_LEGACY_KERAS=1 unless the
   user set it: `tf.keras` is the tf_keras the library is written on, and Keras 3 (with the

@@ -311,6 +311,7 @@ def test_every_relative_link_resolves(path):
       assert anchor in _anchors(linked), f"{_rel(path)}: no anchor #{anchor} in {file_part}"
 
 
+@pytest.mark.slow
 def test_the_runner_prints_its_flags_without_building_anything():
   """The one command run for real: cheap, as the runner imports TensorFlow only in main."""
   result = subprocess.run([sys.executable, "official_runner.py", "--helpshort"],

@@ -75,6 +75,7 @@ def test_the_table_keeps_every_other_summary_and_the_last():
                        f"| adversarial | 3 |  | 0.7{blanks}"]
 
 
+@pytest.mark.slow
 def test_tiny_run_of_two_settings_then_again_without_redoing_one(tmp_path):
   recipe = _recipe(tmp_path)
   work_dir = str(tmp_path / "dynamics")

@@ -22,6 +22,7 @@ def _tiny_bindings(tmp_path, objective, steps, learning_rate, fused=True, **over
 
 @pytest.mark.parametrize("objective,fused", [("electra", True), ("electra", False),
                                              ("bert", True)])
+@pytest.mark.slow
 def test_step_zero_losses_gradients_and_one_update_match_transformers(objective, fused,
                                                                       tmp_path):
   overrides = {"embedding_size": 32} if objective == "bert" else {}
@@ -37,6 +38,7 @@ def test_step_zero_losses_gradients_and_one_update_match_transformers(objective,
   assert report["max_weight_difference_after_step"] < 1e-6, report
 
 
+@pytest.mark.slow
 def test_peer_seed_moves_only_the_peers_replacement_draws(tmp_path):
   """Two curves runs from the same start: ours identical, the peer's draws (in its training
   step and in its held-out evaluation) differ, its generator's step-0 predictions do not."""

@@ -38,6 +38,7 @@ def _ten_class_records(tmp_path):
   return out
 
 
+@pytest.mark.slow
 def test_ten_classes_through_the_gin_file_metrics_predictions_and_serve_text(tmp_path):
   data_dir = _ten_class_records(tmp_path)
   predictions_dir = tmp_path / "predictions"

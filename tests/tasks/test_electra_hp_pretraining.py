@@ -32,6 +32,7 @@ def test_paper_weights_and_total_loss(method, head_weight):
 
 
 @pytest.mark.parametrize("method", ["hp_loss", "hp_dist"])
+@pytest.mark.slow
 def test_loss_falls_and_metrics_are_reported(method):
   _, history, metrics = run_steps(_task(method), num_steps=20)
   first = np.mean([h["total_loss"] for h in history[:4]])

@@ -88,6 +88,7 @@ def test_paper_configs_carry_their_sources_settings(size, hidden, width, learnin
   assert gin.query_parameter("TrainerConfig.train_steps") == steps
 
 
+@pytest.mark.slow
 def test_uniform_generator_draws_every_id_alike_and_reports_log_vocab():
   data = PretrainingData(seq_length=10, max_predictions_per_seq=2, mask_strategy="electra")
   task = ElectraUniformGeneratorPretrainingTask(

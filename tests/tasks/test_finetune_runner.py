@@ -3,6 +3,7 @@ import json
 import os
 
 import gin
+import pytest
 import tensorflow as tf
 
 from data.finetuning.create_records import create_glue_data
@@ -16,6 +17,7 @@ from tests.kit.finetuning import write_tsv
 from training.experiment import run_experiment
 
 
+@pytest.mark.slow
 def test_train_and_eval_from_an_electra_checkpoint(tmp_path):
   pretraining = ElectraPretrainingTask(
       tiny_encoder(FINETUNING_VOCAB_SIZE),

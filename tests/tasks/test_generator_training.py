@@ -82,6 +82,7 @@ def two_stage_run(tmp_path_factory):
   return trainer, snapshots, resumed
 
 
+@pytest.mark.slow
 def test_two_stage_generator_stage_leaves_the_discriminator_untouched(two_stage_run):
   _, snapshots, _ = two_stage_run
   for step in range(SWITCH):  # Adam's decoupled weight decay would move it: it is not run
@@ -90,6 +91,7 @@ def test_two_stage_generator_stage_leaves_the_discriminator_untouched(two_stage_
     assert _changed(before["generator"], after["generator"]), step
 
 
+@pytest.mark.slow
 def test_two_stage_switch_starts_the_discriminator_from_the_generator(two_stage_run):
   trainer, snapshots, _ = two_stage_run
   pairs = trainer.model.copied_weight_pairs()
@@ -114,6 +116,7 @@ def test_two_stage_switch_starts_the_discriminator_from_the_generator(two_stage_
     assert _changed(snapshots[step]["discriminator"], snapshots[step + 1]["discriminator"])
 
 
+@pytest.mark.slow
 def test_two_stage_changes_no_generator_variable_in_stage_two(two_stage_run):
   """The paper's "keeping the generator's weights frozen": every variable the generator
   reads (embeddings and E->H projection included), bitwise, over the stage-2 steps."""
@@ -142,6 +145,7 @@ def test_two_stage_copies_only_at_the_switch_step():
   np.testing.assert_array_equal(outputs["loss_switches"][0], [1.0, 1.0])
 
 
+@pytest.mark.slow
 def test_two_stage_resumes_exactly_from_a_checkpoint_before_the_switch(two_stage_run):
   trainer, _, resumed = two_stage_run
   assert int(resumed.optimizer.iterations.numpy()) == 4

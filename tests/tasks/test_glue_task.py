@@ -40,6 +40,7 @@ def _sst2_like(tmp_path):
   return out
 
 
+@pytest.mark.slow
 def test_classification_learns_and_reports_accuracy_and_test_predictions(tmp_path):
   data_dir = _sst2_like(tmp_path)
   predictions_dir = str(tmp_path / "predictions")

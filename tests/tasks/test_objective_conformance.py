@@ -59,6 +59,7 @@ def part_weights(model):
 
 
 @pytest.mark.parametrize("name", registry.names())
+@pytest.mark.slow
 def test_objective_builds_trains_restores_and_exports(name, tmp_path):
   entry = registry.objective(name)
   task = tiny_task(entry)

@@ -198,6 +198,7 @@ def _words_and_runs(batch, continuation):
   return run_lengths
 
 
+@pytest.mark.slow
 def test_electra_hp_masks_ngram_spans_of_whole_words(unmasked_pattern):
   continuation = np.array([token.startswith("##") for token in VOCAB])
   runs = {}

@@ -1,4 +1,5 @@
 import numpy as np
+import pytest
 
 from tasks.script_pretraining import ScriptPretrainingTask
 from tests.kit.objectives import initial_step_result
@@ -16,6 +17,7 @@ def test_total_is_mlm_plus_fifty_disc():
       result.losses["masked_lm_loss"] + 50.0 * result.losses["disc_loss"], rtol=1e-6)
 
 
+@pytest.mark.slow
 def test_both_losses_fall_over_a_short_run():
   task = ScriptPretrainingTask(sample_encoder(), tiny_data(), seed=1)
   model, history, _ = run_steps(task, num_steps=25)

@@ -35,6 +35,7 @@ def _records(tmp_path, version):
 
 @pytest.mark.parametrize("version,head", [("v1.1", "joint_span"), ("v2.0", "joint_span"),
                                           ("v2.0", "transformers")])
+@pytest.mark.slow
 def test_a_few_steps_then_official_scores_and_prediction_files(tmp_path, version, head):
   data_dir, meta = _records(tmp_path, version)
   assert meta["num_examples"]["train"] == (21 if version == "v2.0" else 18)

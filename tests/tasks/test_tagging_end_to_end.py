@@ -30,6 +30,7 @@ TEXT = "the man sang in zurich?"
 WORDS = ["the", "man", "sang", "in", "zurich", "?"]
 
 
+@pytest.mark.slow
 def test_conll_records_train_export_serve_and_load_in_transformers(tmp_path):
   records = str(tmp_path / "records")
   files = {split: os.path.join(FINETUNING_TESTDATA, "tagging", f"conll2003_{split}.txt")

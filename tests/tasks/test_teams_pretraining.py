@@ -1,4 +1,5 @@
 import numpy as np
+import pytest
 import tensorflow as tf
 
 from tasks.pretraining_task import PretrainingData
@@ -32,6 +33,7 @@ def test_paper_defaults_and_total_loss_is_equation_9():
           "sampled_token_correct_rate"} <= set(task.build_metrics())
 
 
+@pytest.mark.slow
 def test_loss_falls_over_a_short_run():
   _, history, metrics = run_steps(_task(), num_steps=25)
   first = np.mean([h["total_loss"] for h in history[:4]])
@@ -51,6 +53,7 @@ def _mws_accuracy_at_replaced_positions(batch, outputs):
               replaced_correct=tf.reduce_sum(correct * replaced))
 
 
+@pytest.mark.slow
 def test_mws_branch_learns_to_pick_the_original_from_context():
   # Each sequence repeats one random word, so at a replaced position only the context says
   # which of the six candidates is the original (chance: 1/6). A broken candidate order,

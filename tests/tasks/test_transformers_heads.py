@@ -50,6 +50,7 @@ def _configure(records, *extra):
        "TrainerConfig.summary_interval = 1", "finetuning_steps.epochs = 1"] + list(extra))
 
 
+@pytest.mark.slow
 def test_a_transformers_head_run_exports_our_logits(records, tmp_path):
   model_dir = str(tmp_path / "run")
   _configure(records, "GlueTask.head = 'transformers'")
@@ -131,6 +132,7 @@ def test_an_unknown_head_is_a_user_error(records, tmp_path):
     export_models.squad_task(str(tmp_path), head="dense")
 
 
+@pytest.mark.slow
 def test_squads_transformers_head_trains_evaluates_and_serves(tmp_path):
   task = export_models.squad_task(str(tmp_path), head="transformers")
   assert task.hf_export_refusal(task.build_model()) is None

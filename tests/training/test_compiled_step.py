@@ -113,6 +113,7 @@ def _assert_same_losses(compiled, uncompiled, rtol=RTOL):
     ("bert", "lamb", "none"), ("electra", "lamb", "none"), ("teams", "adamw", "none"),
     ("electra_hp_loss", "adamw", "t5"), ("electra_hp_dist", "adamw", "none"),
     ("script", "adamw", "none")])
+@pytest.mark.slow
 def test_compiled_step_gives_the_uncompiled_losses(objective, optimizer, relative_position):
   gin.bind_parameter("create_optimizer.optimizer", optimizer)
   task = _task(objective, relative_position)
@@ -126,6 +127,7 @@ def test_compiled_step_gives_the_uncompiled_losses(objective, optimizer, relativ
 
 
 @pytest.mark.parametrize("kind", ["glue", "tagging"])
+@pytest.mark.slow
 def test_compiled_finetuning_step_with_layerwise_decay_gives_the_uncompiled_losses(tmp_path,
                                                                                   kind):
   task = _finetuning_task(kind, tmp_path)
@@ -142,6 +144,7 @@ def test_compiled_finetuning_step_with_layerwise_decay_gives_the_uncompiled_loss
   assert compiled[-1]["accuracy"] == uncompiled[-1]["accuracy"]
 
 
+@pytest.mark.slow
 def test_mixed_float16_compiled_step_scales_the_loss_like_the_uncompiled_one():
   try:
     precision.set_precision_policy("mixed_float16")
@@ -159,6 +162,7 @@ def test_mixed_float16_compiled_step_scales_the_loss_like_the_uncompiled_one():
     np.testing.assert_allclose(ours["total_loss"], theirs["total_loss"], rtol=1e-3)
 
 
+@pytest.mark.slow
 def test_compiled_step_skips_a_nonfinite_step():
   examples = pretraining_examples(12)
   examples["masked_lm_weights"][4:8] = np.nan  # the second batch of 4
@@ -180,6 +184,7 @@ def test_compiled_step_skips_a_nonfinite_step():
   assert int(trainer.consecutive_bad_steps.numpy()) == 0
 
 
+@pytest.mark.slow
 def test_compiled_step_is_one_host_op_beside_the_loop():
   trainer, _ = build_trainer(_task("electra"), tf.distribute.get_strategy(),
                              pretraining_examples(12), jit_compile=True)

@@ -93,6 +93,7 @@ def test_a_misspelled_binding_stops_with_the_runners_one_line(capsys):
   assert capsys.readouterr().out == ""
 
 
+@pytest.mark.slow
 def test_the_command_needs_no_mode_or_model_dir_and_writes_nothing(tmp_path):
   result = subprocess.run(
       [sys.executable, os.path.join(REPO_ROOT, "official_runner.py"), "--print_config",

@@ -33,6 +33,7 @@ def _records(tmp_path):
   return write_pretraining_records(tmp_path / "records.tfrecord", pretraining_examples(8))
 
 
+@pytest.mark.slow
 def test_a_run_prints_one_line_per_loop_and_no_tensorflow_notices(tmp_path):
   records = _records(tmp_path)
   result = _runner(tmp_path, "train_and_eval",
@@ -51,6 +52,7 @@ def test_a_run_prints_one_line_per_loop_and_no_tensorflow_notices(tmp_path):
               if any(notice in line.lower() for notice in _NOTICES)], result.stderr
 
 
+@pytest.mark.slow
 def test_a_user_error_is_one_line_and_exit_status_1(tmp_path):
   records = _records(tmp_path)
   result = _runner(tmp_path, "train", tiny_electra_bindings(records, records, train_steps=2)

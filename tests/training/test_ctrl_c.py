@@ -7,6 +7,7 @@ import subprocess
 import sys
 import time
 
+import pytest
 import tensorflow as tf
 
 import official_runner
@@ -30,6 +31,7 @@ def _ctrl_c(process):
   return process.communicate(timeout=300)
 
 
+@pytest.mark.slow
 def test_the_runner_says_where_the_last_checkpoint_is(tmp_path):
   records = write_pretraining_records(tmp_path / "train.tfrecord", pretraining_examples(8))
   model_dir = tmp_path / "run"
@@ -50,6 +52,7 @@ def test_the_runner_says_where_the_last_checkpoint_is(tmp_path):
       "from it")
 
 
+@pytest.mark.slow
 def test_the_preprocessing_job_stops_with_one_line_and_leaves_no_lock_or_spill(tmp_path):
   corpus = tmp_path / "corpus"
   corpus.mkdir()

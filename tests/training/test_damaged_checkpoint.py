@@ -52,6 +52,7 @@ def _flip_a_byte(path):
   open(path, "wb").write(bytes(data))
 
 
+@pytest.mark.slow
 def test_a_resume_skips_a_truncated_checkpoint_keeps_its_files_and_trains_from_the_previous(
     run, capsys):
   model_dir, bindings = run
@@ -75,6 +76,7 @@ def test_a_resume_skips_a_truncated_checkpoint_keeps_its_files_and_trains_from_t
     assert checkpoint_damage(str(model_dir / f"ckpt-{step}")) is None
 
 
+@pytest.mark.slow
 def test_a_resume_with_no_checkpoint_that_restores_stops_and_moves_nothing(run):
   model_dir, bindings = run
   for step in (2, 4):
@@ -92,6 +94,7 @@ def test_a_resume_with_no_checkpoint_that_restores_stops_and_moves_nothing(run):
 
 @pytest.mark.parametrize("damage", ["truncated index", "corrupted data", "truncated data"])
 @pytest.mark.parametrize("mode", ["eval", "export"])
+@pytest.mark.slow
 def test_eval_and_export_of_a_damaged_checkpoint_is_one_line_naming_the_file(run, damage,
                                                                                mode):
   model_dir, bindings = run
@@ -116,6 +119,7 @@ def test_eval_and_export_of_a_damaged_checkpoint_is_one_line_naming_the_file(run
 
 
 @pytest.mark.parametrize("index", ["names a missing checkpoint", "is gone"])
+@pytest.mark.slow
 def test_a_checkpoint_index_that_names_a_missing_checkpoint_resumes_from_the_newest_on_disk(
     run, capsys, index):
   model_dir, bindings = run

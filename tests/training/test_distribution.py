@@ -30,6 +30,7 @@ def _coordination_seen_by_tensorflow(tf_config):
   return done.stdout.strip().splitlines()[-1]
 
 
+@pytest.mark.slow
 def test_a_two_worker_cluster_gets_the_heartbeat_timeout_and_one_process_nothing():
   cluster = {"worker": ["localhost:1", "localhost:2"]}
   assert (_coordination_seen_by_tensorflow({"cluster": cluster,

@@ -35,6 +35,7 @@ def _dynamic_bindings(pattern, **overrides):
           f"PretrainingData.{name} = {value!r}" for name, value in settings.items()]
 
 
+@pytest.mark.slow
 def test_gin_picks_dynamic_masking_for_the_task_inputs(unmasked_pattern):
   gin.clear_config()
   official_runner.parse_config([], _dynamic_bindings(unmasked_pattern))
@@ -49,6 +50,7 @@ def test_gin_picks_dynamic_masking_for_the_task_inputs(unmasked_pattern):
   gin.clear_config()
 
 
+@pytest.mark.slow
 def test_a_tiny_run_trains_and_evaluates_on_dynamic_masks(unmasked_pattern, tmp_path):
   gin.clear_config()
   official_runner.parse_config([], _dynamic_bindings(unmasked_pattern))

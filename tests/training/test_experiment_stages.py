@@ -3,6 +3,7 @@ import os
 
 import gin
 import numpy as np
+import pytest
 import tensorflow as tf
 
 import official_runner
@@ -22,6 +23,7 @@ def _refuse(*args, **kwargs):
   raise AssertionError("an export built what only training or evaluation needs")
 
 
+@pytest.mark.slow
 def test_an_export_builds_no_trainer_no_input_and_no_schedule(tmp_path, monkeypatch):
   records = write_pretraining_records(tmp_path / "train.tfrecord", pretraining_examples(8))
   bindings = tiny_electra_bindings(records, records, train_steps=2)

@@ -3,6 +3,7 @@ import json
 
 import gin
 import numpy as np
+import pytest
 import tensorflow as tf
 import tf_keras
 
@@ -32,6 +33,7 @@ def _batches_in_reading_order(path, examples, num_batches, seed=0):
           for batch in dataset.take(num_batches)]
 
 
+@pytest.mark.slow
 def test_two_poisoned_batches_roll_back_to_the_last_good_checkpoint_and_are_logged(tmp_path):
   examples = pretraining_examples(200, seed=3)
   path = tmp_path / "train.tfrecord"

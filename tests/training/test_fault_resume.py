@@ -18,6 +18,7 @@ def _evaluations(model_dir):
           map(json.loads, open(model_dir / "metrics.jsonl")) if record["split"] == "eval"]
 
 
+@pytest.mark.slow
 def test_an_evaluation_cut_short_runs_on_resume_and_a_finished_one_does_not_run_again(
     tmp_path, monkeypatch):
   train = write_pretraining_records(tmp_path / "train.tfrecord", pretraining_examples(16))

@@ -61,6 +61,7 @@ def test_a_failed_write_leaves_the_old_directory_as_it_was(tmp_path):
   assert os.listdir(tmp_path / "export" / "encoder") == ["7"]
 
 
+@pytest.mark.slow
 def test_exporting_a_version_again_keeps_no_stale_file(tmp_path):
   tmp = str(tmp_path)
   task = export_models.glue_task(tmp)

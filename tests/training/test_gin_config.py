@@ -158,6 +158,7 @@ def test_a_macro_cycle_is_one_line_in_a_run_and_in_print_config(tmp_path):
   official_runner.parse_config([GLUE], ["a = %b", "b = 3", "TrainerConfig.train_steps = %a"])
 
 
+@pytest.mark.slow
 def test_the_runner_exits_with_one_line_and_writes_nothing(tmp_path):
   model_dir = tmp_path / "run"
   result = subprocess.run(
@@ -231,6 +232,7 @@ def test_allow_gin_imports_lets_a_trusted_file_import_and_bind_any_module(tmp_pa
   assert marker.exists()
 
 
+@pytest.mark.slow
 def test_the_runner_registers_only_configurables_of_this_library_gin_and_model_garden():
   # In a fresh process: a gin file allowed imports registers more in this one.
   listing = ("import gin, official_runner; official_runner.register_configurables(); "
@@ -242,6 +244,7 @@ def test_the_runner_registers_only_configurables_of_this_library_gin_and_model_g
       ["gin", "modeling", "official", "tasks", "training"])
 
 
+@pytest.mark.slow
 def test_the_runner_refuses_a_gin_file_that_runs_a_command_and_writes_nothing(tmp_path):
   marker = tmp_path / "marker"
   evil = _evil_gin(tmp_path, marker)

@@ -75,12 +75,14 @@ def _adam_epsilon_one():
 
 @pytest.mark.parametrize("objective", OBJECTIVES + (
     "electra_15", "replace_mlm", "all_tokens_mlm", "two_stage_electra", "adversarial_electra"))
+@pytest.mark.slow
 def test_micro_batches_give_the_whole_batch_update_on_one_replica(objective):
   _assert_same_update(_pretraining_trainer(objective, tf.distribute.get_strategy()), 4)
 
 
 # TEAMS: three losses, one with labels from the model (multi-word selection); the other
 # objectives on two replicas are the slow test below (~1 min of CPU together).
+@pytest.mark.slow
 def test_micro_batches_give_the_whole_batch_update_on_two_replicas(two_replica_strategy):
   _assert_same_update(_pretraining_trainer("teams", two_replica_strategy), 2)
 
@@ -110,6 +112,7 @@ def test_compiled_step_with_fused_lamb_accumulates_exactly():
   np.testing.assert_allclose(micro_logs["disc_auc"], whole_logs["disc_auc"], rtol=1e-4)
 
 
+@pytest.mark.slow
 def test_mixed_float16_accumulates_the_unscaled_gradients():
   try:
     precision.set_precision_policy("mixed_float16")
@@ -123,6 +126,7 @@ def test_mixed_float16_accumulates_the_unscaled_gradients():
 
 @pytest.mark.parametrize("kind", ["glue", "tagging"])
 @pytest.mark.parametrize("replicas", [1, 2])
+@pytest.mark.slow
 def test_finetuning_with_layerwise_decay_accumulates_exactly(tmp_path, replicas, kind, request):
   strategy = (request.getfixturevalue("two_replica_strategy") if replicas == 2
               else tf.distribute.get_strategy())
@@ -147,6 +151,7 @@ def test_accumulation_steps_must_divide_each_replicas_batch(two_replica_strategy
     _pretraining_trainer("bert", two_replica_strategy, 4)
 
 
+@pytest.mark.slow
 def test_a_nonfinite_micro_batch_skips_the_update_and_its_metric_updates():
   examples = pretraining_examples(8)
   examples["masked_lm_weights"][5] = np.nan  # batch 2's second micro-batch

@@ -33,6 +33,7 @@ def test_a_run_shorter_than_its_schedule_follows_the_schedule():
 
 
 @pytest.mark.parametrize("name", ["adamw", "lamb"])
+@pytest.mark.slow
 def test_weight_decay_skips_layer_norms_and_biases(name):
   model = ElectraPretrainer(encoder_config("tiny", vocab_size=60))
   batch = {key: tf.constant(value) for key, value in pretraining_examples(2).items()}

@@ -60,6 +60,7 @@ def _finetuning_config(workdir, pretraining_dir, data_dir, *bindings):
       *bindings])
 
 
+@pytest.mark.slow
 def test_fine_tuning_without_an_encoder_binding_takes_the_runs_encoder_and_weights(
     runs, capsys, tmp_path):
   workdir, pretraining_dir, data_dir = runs
@@ -102,6 +103,7 @@ def test_fine_tuning_without_an_encoder_binding_takes_the_runs_encoder_and_weigh
      "vocab_size=30522 but TrainerConfig.init_checkpoint={run} was trained with "
      "vocab_size=100"),
 ])
+@pytest.mark.slow
 def test_a_binding_that_contradicts_the_run_stops_naming_both(runs, binding, message):
   workdir, pretraining_dir, data_dir = runs
   with pytest.raises(UserError) as raised:

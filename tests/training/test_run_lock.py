@@ -40,6 +40,7 @@ def model_dir(request, tmp_path):
   return f"ram://run_lock_{uuid.uuid4().hex}/run"
 
 
+@pytest.mark.slow
 def test_a_second_run_is_refused_naming_the_folder_and_the_holder(model_dir):
   with RunLock(model_dir, "train_and_eval"):
     with pytest.raises(UserError) as raised:
@@ -55,6 +56,7 @@ def test_a_second_run_is_refused_naming_the_folder_and_the_holder(model_dir):
   assert not tf.io.gfile.exists(f"{model_dir}/{LOCK_FILE}")
 
 
+@pytest.mark.slow
 def test_a_lock_left_by_a_dead_process_of_this_host_is_taken_over(model_dir, capsys):
   import tensorflow as tf  # pylint: disable=g-import-not-at-top
   tf.io.gfile.makedirs(model_dir)

@@ -80,6 +80,7 @@ def _runner(workdir, name, bindings):
       stderr=subprocess.STDOUT, env=dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2"))
 
 
+@pytest.mark.slow
 def test_a_second_runner_in_the_folder_stops_at_once_and_the_first_keeps_its_run(workdir):
   directory, bindings = workdir
   first = _runner(directory, "first", bindings)
@@ -109,6 +110,7 @@ def test_a_second_runner_in_the_folder_stops_at_once_and_the_first_keeps_its_run
   assert not os.path.exists(f"{directory}/shared/{LOCK_FILE}")
 
 
+@pytest.mark.slow
 def test_a_refused_run_leaves_the_record_and_the_folder_as_they_were(run_copy):
   model_dir, bindings, before = run_copy
   # Meant as a change, but the checkpoint holds another encoder: refused after the record check.
@@ -123,6 +125,7 @@ def test_a_refused_run_leaves_the_record_and_the_folder_as_they_were(run_copy):
     ("TrainerConfig.init_checkpoint = '/elsewhere/ckpt-9'",
      "TrainerConfig.init_checkpoint: (unbound) -> '/elsewhere/ckpt-9'"),
 ])
+@pytest.mark.slow
 def test_a_resume_with_changed_bindings_stops_naming_them(run_copy, binding, change):
   model_dir, bindings, before = run_copy
   with pytest.raises(UserError) as raised:
@@ -135,6 +138,7 @@ def test_a_resume_with_changed_bindings_stops_naming_them(run_copy, binding, cha
 
 
 @pytest.mark.parametrize("allow_config_change", [False, True])
+@pytest.mark.slow
 def test_a_resume_with_another_batch_size_stops_even_when_changes_are_allowed(
     run_copy, allow_config_change):
   model_dir, bindings, before = run_copy
@@ -149,6 +153,7 @@ def test_a_resume_with_another_batch_size_stops_even_when_changes_are_allowed(
   assert _files(model_dir) == before
 
 
+@pytest.mark.slow
 def test_allowed_changes_resume_and_keep_the_old_record(run_copy, capsys):
   model_dir, bindings, before = run_copy
   # Evaluation cadence needs no flag: the finished run just gives its evaluation again.
@@ -189,6 +194,7 @@ def _read_only(directory):
       os.chmod(root, mode)
 
 
+@pytest.mark.slow
 def test_a_read_only_run_folder_evaluates_without_writing_and_refuses_export_and_train(
     finished_run, capsys):
   model_dir, bindings = finished_run

@@ -47,6 +47,7 @@ def _bindings(records, train_steps):
   return bindings
 
 
+@pytest.mark.slow
 def test_train_and_eval_and_export_run_on_another_filesystem_with_the_records_vocab(tmp_path):
   root = f"ram://{tmp_path.name}"
   records, run = f"{root}/records", f"{root}/run"

@@ -85,6 +85,7 @@ def test_whole_word_masks_cover_whole_sentencepiece_words(sentencepiece_records)
   assert whole_word_starts.any()
 
 
+@pytest.mark.slow
 def test_a_tiny_run_keeps_the_model_and_another_tokenizer_stops_it(sentencepiece_records,
                                                                     tmp_path):
   model_file, records = sentencepiece_records

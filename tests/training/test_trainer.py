@@ -18,6 +18,7 @@ def _trainer_and_first_losses(kind, strategy, num_steps=3, jit_compile=False):
 
 @pytest.mark.parametrize("kind, jit_compile", [("bert", False), ("electra", False),
                                                ("electra", True)])
+@pytest.mark.slow
 def test_two_replicas_give_the_same_losses_and_losses_fall(kind, jit_compile,
                                                            two_replica_strategy):
   # Dropout is 0 in tiny_task: dropout masks are drawn per replica, so they do depend on
@@ -52,6 +53,7 @@ def _poison(examples, rows):
   return poisoned
 
 
+@pytest.mark.slow
 def test_nonfinite_steps_are_skipped_reported_and_trigger_rollback():
   # Batches of 4: batch 1 (rows 4-7) is poisoned, then everything from batch 3 on.
   examples = _poison(pretraining_examples(40), list(range(4, 8)) + list(range(12, 40)))
@@ -80,6 +82,7 @@ def test_nonfinite_steps_are_skipped_reported_and_trigger_rollback():
   assert int(trainer.consecutive_bad_steps.numpy()) == 0
 
 
+@pytest.mark.slow
 def test_evaluation_reports_every_metric_over_the_whole_eval_set():
   trainer, _ = pretraining_trainer(tiny_task("electra"), tf.distribute.get_strategy(),
                              pretraining_examples(16), eval_examples=pretraining_examples(10))
@@ -95,6 +98,7 @@ def test_evaluation_reports_every_metric_over_the_whole_eval_set():
 
 
 @pytest.mark.parametrize("policy", ["mixed_bfloat16", "mixed_float16"])
+@pytest.mark.slow
 def test_mixed_precision_trains_with_float32_losses(policy):
   try:
     precision.set_precision_policy(policy)

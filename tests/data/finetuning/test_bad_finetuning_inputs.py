@@ -79,6 +79,7 @@ def test_declared_labels_make_nan_a_class_name(tmp_path, tokenizer):
   assert meta["labels"] == ["x", "nan"] and meta["num_records"] == {"train": 2, "dev": 1}
 
 
+@pytest.mark.slow
 def test_command_line_names_the_null_label_in_one_line_and_keeps_the_old_output(tmp_path):
   _folder(tmp_path, _jsonl('"x"', '"y"', "null"), _jsonl('"x"'), ".jsonl")
   out = tmp_path / "out"

@@ -185,6 +185,7 @@ def test_squad_reads_any_file_names_and_names_a_bad_question(tmp_path, tokenizer
   assert not out.exists()
 
 
+@pytest.mark.slow
 def test_command_line_error_is_one_line_without_traceback(tmp_path):
   _write(str(tmp_path / "train.csv"), "sentence,label\nthe man,x\n")
   _write(str(tmp_path / "dev.csv"), "sentence,label\nthe man,y\n")

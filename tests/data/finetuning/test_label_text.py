@@ -5,6 +5,8 @@ import os
 import subprocess
 import sys
 
+import pytest
+
 from data.finetuning.sentence_reader import infer_labels
 from data.finetuning.sentence_reader import label_summary
 from data.finetuning.sentence_reader import read_split
@@ -32,6 +34,7 @@ def test_labels_print_quoted_and_a_long_list_bounded():
   assert len(label_summary(labels)) < 300
 
 
+@pytest.mark.slow
 def test_the_job_prints_the_labels_quoted_and_the_skipped_row_once(tmp_path):
   (tmp_path / "train.tsv").write_text(_TRAIN)
   (tmp_path / "dev.tsv").write_text("sentence\tlabel\nthe man\tpos\nthe woman\tneg \n")

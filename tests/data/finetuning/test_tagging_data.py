@@ -193,6 +193,7 @@ def test_an_i_tag_after_o_is_kept_for_conlleval_to_read(tmp_path, tokenizer):
   assert meta["labels"] == ["O", "B-PER", "I-PER"]
 
 
+@pytest.mark.slow
 def test_the_command_prints_the_split_sentences_and_stops_on_a_bad_line(tmp_path):
   train = _write(tmp_path, "train.txt", "the DT O\nman NN B-PER\n\n" +
                  "".join(f"{w} X O\n" for w in ["the", "man", "ate", "bread", "in", "zurich"]))

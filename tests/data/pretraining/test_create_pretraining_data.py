@@ -96,6 +96,7 @@ def test_same_seed_same_bytes_other_seed_other_bytes(tmp_path, static_records):
       assert first != c.read()
 
 
+@pytest.mark.slow
 def test_worker_processes_write_the_same_bytes(tmp_path, monkeypatch):
   monkeypatch.setattr(text_reading, "CHUNK_BYTES", 4096)  # Several chunks to share out.
   record_job.make_records(tmp_path / "one", dupe_factor=2, num_workers=1)

@@ -36,6 +36,7 @@ def test_no_usable_line_is_an_error_naming_the_files_and_leaves_no_metadata(tmp_
   assert sorted(os.listdir(out)) == ["vocab.txt"]
 
 
+@pytest.mark.slow
 def test_command_line_exits_1_with_one_line(tmp_path):
   corpus = _unusable_corpus(tmp_path)
   out = tmp_path / "out"

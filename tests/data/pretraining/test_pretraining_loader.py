@@ -95,6 +95,7 @@ def test_dynamic_masking_needs_the_records_metadata_for_their_vocab(unmasked_rec
   _check_batch(next(iter(dataset)), 8)
 
 
+@pytest.mark.slow
 def test_dynamic_masks_follow_the_rules_and_are_reproducible(unmasked_records, tokenizer):
   output_dir, _ = unmasked_records
 

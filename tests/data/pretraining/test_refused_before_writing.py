@@ -47,6 +47,7 @@ def test_a_nested_output_folder_matched_by_the_input_is_refused(tmp_path):
     record_job.make_records(tmp_path / "out", input_files=f"{tmp_path}/*")
 
 
+@pytest.mark.slow
 def test_a_vocab_of_special_tokens_only_is_one_line_naming_it_and_nothing_is_written(tmp_path):
   vocab = tmp_path / "vocab.txt"
   vocab.write_text("[PAD]\n[UNK]\n[CLS]\n[SEP]\n[MASK]\n")

@@ -45,6 +45,7 @@ def _holder_pid(lock):
     return None
 
 
+@pytest.mark.slow
 def test_a_second_job_in_the_same_output_dir_stops_at_once_naming_the_first(tmp_path):
   corpus = tmp_path / "corpus"
   corpus.mkdir()

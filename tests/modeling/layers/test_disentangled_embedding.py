@@ -122,6 +122,7 @@ def _train_step(task, model, optimizer, batch, inputs):
       [(g, v) for g, v in zip(tape.gradient(loss, variables), variables) if g is not None])
 
 
+@pytest.mark.slow
 def test_gdes_training_resumes_exactly(tmp_path):
   task = _task()
   batch, inputs = _inputs(task)

@@ -1,5 +1,6 @@
 """UniformGeneratorElectraPretrainer: uniform replacements, ELECTRA's discriminator."""
 import numpy as np
+import pytest
 import tensorflow as tf
 
 from modeling.models.uniform_generator_electra import UniformGeneratorElectraPretrainer
@@ -36,6 +37,7 @@ def test_replacements_land_on_the_masked_positions_and_are_labelled_as_electra_d
   assert outputs["rtd_logits"].shape == (2, 8)
 
 
+@pytest.mark.slow
 def test_the_masked_lm_logits_are_zeros_so_the_draw_is_uniform():
   _, _, outputs = _outputs()
   assert outputs["mlm_logits"].shape == (2, 3, VOCAB)

@@ -224,6 +224,7 @@ def test_a_bad_generator_folder_stops_before_the_discriminator_loads(exported, t
     np.testing.assert_array_equal(weight.numpy(), value)
 
 
+@pytest.mark.slow
 def test_the_runner_refuses_a_nan_folder_with_one_line_and_no_checkpoint(exported, tmp_path):
   def nan(state):
     state[WEIGHT][0, 0] = np.nan

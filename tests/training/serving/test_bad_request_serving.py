@@ -187,6 +187,7 @@ def served(tmp_path_factory):
   return process.returncode, process.stdout[-500:] + process.stderr[-3000:], results
 
 
+@pytest.mark.slow
 def test_the_served_process_survives_every_bad_request(served):
   returncode, output, results = served
   assert returncode == 0, output
@@ -194,6 +195,7 @@ def test_the_served_process_survives_every_bad_request(served):
 
 
 @pytest.mark.parametrize("key", sorted(TEXT_SIGNATURES), ids="/".join)
+@pytest.mark.slow
 def test_a_text_request_of_another_rank_gets_an_error_naming_the_input(served, key):
   _, output, results = served
   assert key in results, output
@@ -212,6 +214,7 @@ def test_a_text_request_of_another_rank_gets_an_error_naming_the_input(served, k
 
 
 @pytest.mark.parametrize("key", sorted(ID_SIGNATURES), ids="/".join)
+@pytest.mark.slow
 def test_ids_outside_the_encoder_tables_get_an_error_naming_the_input(served, key):
   _, output, results = served
   assert key in results, output
@@ -221,6 +224,7 @@ def test_ids_outside_the_encoder_tables_get_an_error_naming_the_input(served, ke
 
 @pytest.mark.parametrize("key", sorted(list(TEXT_SIGNATURES) + list(ID_SIGNATURES)),
                          ids="/".join)
+@pytest.mark.slow
 def test_a_good_request_is_served_the_same_after_the_bad_ones(served, key):
   _, output, results = served
   assert key in results, output

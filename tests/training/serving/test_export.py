@@ -185,6 +185,7 @@ def _close(actual, expected):
   np.testing.assert_allclose(np.asarray(actual, np.float32), expected, atol=ATOL, rtol=0)
 
 
+@pytest.mark.slow
 def test_exports_are_written_in_the_serving_layout(exported):
   assert sorted(exported["paths"]) == ["encoder", "glue_mrpc", "hub_encoder",
                                        "hub_preprocessor", "squad"]
@@ -194,6 +195,7 @@ def test_exports_are_written_in_the_serving_layout(exported):
     assert os.path.exists(os.path.join(path, "assets", "vocab.txt")) or name == "hub_encoder"
 
 
+@pytest.mark.slow
 def test_encoder_signatures_match_the_in_memory_encoder(exported):
   fresh, references = exported["fresh"], exported["references"]
   for signature, reference in (("encode", "encode_single"), ("encode_text", "encode_single"),
@@ -203,6 +205,7 @@ def test_encoder_signatures_match_the_in_memory_encoder(exported):
   assert np.asarray(fresh["encode_text"]["sequence_output"]).shape == (len(TEXTS), 32, 32)
 
 
+@pytest.mark.slow
 def test_the_encoder_exports_carry_the_relative_position_bias(exported):
   # The encoder and Hub exports above match an encoder whose bias matters: without it the
   # outputs differ far beyond the tolerance.
@@ -217,6 +220,7 @@ def test_the_encoder_exports_carry_the_relative_position_bias(exported):
                 - exported["references"]["encode_single"]["sequence_output"]).max() > 1e-2
 
 
+@pytest.mark.slow
 def test_text_preprocessing_packs_like_the_offline_features(exported):
   """Empty, over-long (cut to S - 2 pieces), non-ASCII and mixed-length texts."""
   fresh, single = exported["fresh"]["hub_preprocessor"], exported["references"]["single"]
@@ -227,6 +231,7 @@ def test_text_preprocessing_packs_like_the_offline_features(exported):
   assert len(set(lengths.tolist())) >= 3
 
 
+@pytest.mark.slow
 def test_hub_pair_composes_into_the_encoder(exported):
   _close(exported["fresh"]["hub_encoder"]["pooled_output"],
          exported["references"]["encode_single"]["pooled_output"])
@@ -250,6 +255,7 @@ def test_hub_pair_composes_into_the_encoder(exported):
                                 exported["references"]["pair"]["input_word_ids"])
 
 
+@pytest.mark.slow
 def test_script_score_refuses_a_text_longer_than_the_sequence(exported):
   score = tf.saved_model.load(exported["paths"]["encoder"]).signatures["score"]
   with pytest.raises(tf.errors.InvalidArgumentError, match="text row 1 has 72 word pieces; "
@@ -257,6 +263,7 @@ def test_script_score_refuses_a_text_longer_than_the_sequence(exported):
     score(text=tf.constant(["Jesus wept.", LONG]))
 
 
+@pytest.mark.slow
 def test_script_score_is_the_pseudo_log_likelihood(exported):
   score = exported["fresh"]["score"]
   _close(score["pseudo_log_likelihood"], exported["references"]["pll"])
@@ -264,6 +271,7 @@ def test_script_score_is_the_pseudo_log_likelihood(exported):
                                        axis=1).tolist()
 
 
+@pytest.mark.slow
 def test_glue_serve_and_serve_text_match_the_in_memory_model(exported):
   logits = exported["references"]["glue_logits"]
   for signature in ("glue_serve", "glue_serve_text"):
@@ -285,6 +293,7 @@ def test_glue_regression_serves_a_score(tmp_path):
   _close(outputs["score"], model(_glue_ids(TEXTS, PAIRS), training=False).numpy())
 
 
+@pytest.mark.slow
 def test_squad_serve_text_answers_like_the_offline_post_processing(exported):
   outputs = exported["fresh"]["squad_serve_text"]
   assert outputs["answer_text"] == exported["references"]["squad_answers"]
@@ -326,6 +335,7 @@ def _serialized(ids, **extra_int_features):
   return tf.constant(rows)
 
 
+@pytest.mark.slow
 def test_every_export_has_serving_default_and_the_examples_signature(exported):
   """`serving_default` is the main signature (Model Garden's `serve`); `serve_examples`
   parses the training records' features, the extra ones (masks, labels) ignored."""
@@ -365,6 +375,7 @@ def test_every_export_has_serving_default_and_the_examples_signature(exported):
       _close(beam[name], expected)
 
 
+@pytest.mark.slow
 def test_every_export_carries_the_vocab_and_casing(exported):
   with open(export_models.VOCAB_FILE, "rb") as f:
     vocab = f.read()

@@ -18,6 +18,7 @@ TEXTS = ["In the beginning God created the heaven and the earth.",
          "the beginning In God created heaven the and the earth.", "Jesus wept.", ""]
 
 
+@pytest.mark.slow
 def test_exported_score_is_the_models_score(tmp_path):
   data = PretrainingData(seq_length=export_models.SEQ, max_predictions_per_seq=5,
                          mask_strategy="electra")

@@ -179,6 +179,7 @@ def test_served_words_are_tagged_at_the_pieces_the_records_label(exported, loade
                  [WORDS, ["Ünïcödé", "CAFÉ", "naïve", "日本語", "\x00", "wept"]])
 
 
+@pytest.mark.slow
 def test_a_sentencepiece_tagger_serves_like_its_records(tmp_path):
   model_file = sentencepiece_models.build_model(str(tmp_path / "vocab"), vocab_size=300)
   model = export_models.tagging_model()
@@ -266,6 +267,7 @@ def served(exported):
   return process.returncode, process.stderr, results
 
 
+@pytest.mark.slow
 def test_the_served_process_refuses_malformed_requests_and_serves_on(served):
   returncode, stderr, results = served
   assert returncode == 0, stderr[-3000:]
@@ -278,6 +280,7 @@ def test_the_served_process_refuses_malformed_requests_and_serves_on(served):
   assert "text_numbers" in results["errors"]  # the signature's dtype refuses it
 
 
+@pytest.mark.slow
 def test_zero_rows_get_zero_rows_back(served):
   _, stderr, results = served
   assert results is not None, stderr[-3000:]

@@ -41,6 +41,7 @@ def _strings(values):
   return tf.constant(values, tf.string, shape=[len(values)])
 
 
+@pytest.mark.slow
 def test_an_empty_batch_gives_empty_outputs(signatures):
   empty = _strings([])
   ids = tf.zeros([0, export_models.SEQ], tf.int32)
@@ -56,6 +57,7 @@ def test_an_empty_batch_gives_empty_outputs(signatures):
   assert outputs["encode_text"]["sequence_output"].shape == (0, export_models.SEQ, 32)
 
 
+@pytest.mark.slow
 def test_a_huge_batch_gives_each_row_what_it_gets_alone(signatures):
   texts = [SHORT_TEXTS[i % len(SHORT_TEXTS)] for i in range(HUGE_BATCH)]
   alone = {text: signatures["encode_text"](text=_strings([text]))["pooled_output"][0].numpy()
@@ -72,6 +74,7 @@ def test_a_huge_batch_gives_each_row_what_it_gets_alone(signatures):
   assert labels.shape == (HUGE_BATCH,)
 
 
+@pytest.mark.slow
 def test_a_huge_text_is_cut_like_its_beginning_and_refused_by_score(signatures):
   assert len(HUGE_TEXT) > 1_000_000
   beginning = HUGE_TEXT[:400]  # more than S - 2 = 30 pieces already

@@ -102,6 +102,7 @@ def served(tmp_path_factory):
   return process.returncode, process.stderr, results
 
 
+@pytest.mark.slow
 def test_the_served_process_survives_mismatched_pairs(served):
   returncode, stderr, results = served
   assert returncode == 0, stderr[-3000:]
@@ -109,6 +110,7 @@ def test_the_served_process_survives_mismatched_pairs(served):
 
 
 @pytest.mark.parametrize("signature", sorted(NAMES))
+@pytest.mark.slow
 def test_mismatched_rows_get_a_clear_error(served, signature):
   _, stderr, results = served
   assert results is not None, stderr[-3000:]
@@ -122,6 +124,7 @@ def test_mismatched_rows_get_a_clear_error(served, signature):
 
 
 @pytest.mark.parametrize("signature", sorted(NAMES))
+@pytest.mark.slow
 def test_good_and_empty_pairs_are_served_after_a_refused_one(served, signature):
   _, stderr, results = served
   assert results is not None, stderr[-3000:]

@@ -2,6 +2,7 @@
 import os
 
 import numpy as np
+import pytest
 import tensorflow as tf
 
 from data import tokenization
@@ -18,6 +19,7 @@ from training.serving.text_preprocessing import TextPreprocessor
 TEXTS = list(sentencepiece_models.TEST_TEXTS) + ["", " ".join(["the old mill"] * 20)]
 
 
+@pytest.mark.slow
 def test_saved_text_signatures_tokenize_like_the_records(tmp_path):
   model_file = sentencepiece_models.build_model(str(tmp_path / "vocab"), vocab_size=300)
   tokenizer = tokenization.make_tokenizer(model_file)

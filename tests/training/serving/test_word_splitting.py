@@ -47,6 +47,7 @@ def _bert_tokens(words):
 
 @settings(max_examples=300, deadline=None)
 @given(st.lists(_TEXT, min_size=1, max_size=4))
+@pytest.mark.slow
 def test_words_are_berts_and_their_spans_are_the_words(texts):
   for text, words, starts, ends in zip(texts, *_split(texts)):
     data = text.encode()
