@@ -57,13 +57,15 @@ def _mws_accuracy_at_replaced_positions(batch, outputs):
 def test_mws_branch_learns_to_pick_the_original_from_context():
   # Each sequence repeats one random word, so at a replaced position only the context says
   # which of the six candidates is the original (chance: 1/6). A broken candidate order,
-  # label or branch wiring stays at chance; the real thing learns it in a few hundred steps.
+  # label or branch wiring stays at chance; the real thing learns it in a few hundred steps
+  # (2026-12-05, these seeds: 0.30 over the first 100 steps, 0.89 over steps 300-399, 0.98
+  # by step 550).
   vocab, seq, masked, batch = 40, 16, 3, 16
   task = TeamsPretrainingTask(
       tiny_encoder(vocab, dropout_rate=None),
       PretrainingData(seq_length=seq, max_predictions_per_seq=masked,
                       train_batch_size=batch), seed=1)
-  _, history, _ = run_steps(task, num_steps=600,
+  _, history, _ = run_steps(task, num_steps=400,
                             batches=constant_sequence_batches(vocab, seq, masked, batch),
                             step_values=_mws_accuracy_at_replaced_positions)
 

@@ -8,6 +8,7 @@ import shutil
 import gin
 import pytest
 import tensorflow as tf
+import tf_keras
 
 from data.user_error import UserError
 import official_runner
@@ -18,20 +19,38 @@ from training.checkpoints import checkpoint_damage
 from training.experiment import run_experiment
 
 
-@pytest.fixture
-def run(tmp_path):
-  """A tiny BERT run trained to step 4, checkpointed at steps 2 and 4; its bindings."""
-  train = write_pretraining_records(tmp_path / "train.tfrecord", pretraining_examples(16))
-  evaluation = write_pretraining_records(tmp_path / "eval.tfrecord", pretraining_examples(8))
-
+def _bindings(train, evaluation):
   def bindings(train_steps):
     return tiny_bert_bindings(train, evaluation, train_steps=train_steps, steps_per_loop=2,
                               summary_interval=2, checkpoint_interval=2,
                               validation_interval=2, max_to_keep=5)
+  return bindings
+
+
+@pytest.fixture(scope="module")
+def trained_run(tmp_path_factory):
+  """A tiny BERT run trained to step 4, checkpointed at steps 2 and 4, trained once for the
+  file; its folder and bindings."""
+  folder = tmp_path_factory.mktemp("damaged_checkpoint")
+  train = write_pretraining_records(folder / "train.tfrecord", pretraining_examples(16))
+  evaluation = write_pretraining_records(folder / "eval.tfrecord", pretraining_examples(8))
+  bindings = _bindings(train, evaluation)
   gin.clear_config()
+  tf_keras.utils.set_random_seed(1234)
   official_runner.parse_config([], bindings(4))
-  model_dir = tmp_path / "run"
+  model_dir = folder / "run"
   run_experiment("train", str(model_dir))
+  gin.clear_config()
+  return model_dir, bindings
+
+
+@pytest.fixture
+def run(trained_run, tmp_path):
+  """The trained run's folder copied into the test's own folder (each test damages its
+  copy); its bindings."""
+  trained_dir, bindings = trained_run
+  model_dir = tmp_path / "run"
+  shutil.copytree(trained_dir, model_dir)
   assert tf.train.latest_checkpoint(str(model_dir)) == str(model_dir / "ckpt-4")
   return model_dir, bindings
 
