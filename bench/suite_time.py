@@ -22,6 +22,7 @@ so the suite's wall time is about half the total.
 """
 import collections
 import json
+import re
 from typing import Dict, Iterable, List, Sequence
 
 from absl import app
@@ -43,6 +44,11 @@ def read_reports(paths: Sequence[str]) -> List[dict]:
 
 def file_of(test: dict) -> str:
   return test["test"].split("::")[0]
+
+
+def display_id(test: dict) -> str:
+  """The test's pytest id without pytest-xdist's `@group` suffix."""
+  return re.sub(r"@[^\]]*$", "", test["test"])
 
 
 def kind_seconds(test: dict) -> Dict[str, float]:
@@ -95,7 +101,7 @@ def markdown(tests: List[dict], top: int = 30) -> str:
     lines.append(f"| {name} | {count} | {file_wall:.0f} | {cpu:.0f} | {slow} |")
   lines += ["", "| test | wall s | CPU s | programs' CPU s | slow |", "|---|---:|---:|---:|---|"]
   for test in sorted(tests, key=lambda test: -test["own_cpu"])[:top]:
-    lines.append(f"| {test['test']} | {test['wall']:.1f} | {test['own_cpu']:.1f} | "
+    lines.append(f"| {display_id(test)} | {test['wall']:.1f} | {test['own_cpu']:.1f} | "
                  f"{test['children_cpu']:.1f} | {'yes' if test['slow'] else ''} |")
   return "\n".join(lines)
 
