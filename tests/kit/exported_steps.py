@@ -86,6 +86,9 @@ class CheckedSteps:
     self.output_dir = tempfile.mkdtemp(prefix="exported_steps_")
     atexit.register(shutil.rmtree, self.output_dir, ignore_errors=True)
     self._results, self._exporter_output, self._exporter_status = {}, [], None
+    # CPU seconds of the processes this object has waited for: tests/kit/time_bound.py
+    # leaves the background ones out of the test that happens to run as they end.
+    self.reaped_cpu = 0.0
     self._thread = threading.Thread(target=self._run, daemon=True)
     self._thread.start()
 
@@ -107,11 +110,19 @@ class CheckedSteps:
                                      niceness=self.niceness))
     if running:
       self._finish(*running)
-    self._exporter_status = exporter.wait()
+    self._exporter_status = self._wait(exporter)
 
   def _finish(self, name, process):
-    output = process.communicate()[0]
-    self._results[name] = (os.path.join(self.output_dir, name), process.returncode, output)
+    output = process.stdout.read()
+    self._results[name] = (os.path.join(self.output_dir, name), self._wait(process), output)
+
+  def _wait(self, process) -> int:
+    """Waits for `process` (its output read to the end); adds its CPU to reaped_cpu."""
+    _, status, usage = os.wait4(process.pid, 0)
+    process.returncode = os.waitstatus_to_exitcode(status)
+    process.stdout.close()
+    self.reaped_cpu += usage.ru_utime + usage.ru_stime
+    return process.returncode
 
   def results(self):
     """{name: (folder, device_step's exit status, its output)}, once all are checked.
@@ -139,6 +150,11 @@ def start_in_background(names):
   global _background
   if _background is None and jax_environment() is not None:
     _background = CheckedSteps(names, niceness=NICENESS)
+
+
+def background_reaped_cpu() -> float:
+  """CPU seconds of the background CheckedSteps' finished processes (0 without one)."""
+  return _background.reaped_cpu if _background is not None else 0.0
 
 
 def checked_steps(names) -> CheckedSteps:

@@ -6,10 +6,12 @@ not wall seconds: a loaded machine stretches the wall time of every test, while 
 CPU moves only with the machine's speed. The module- and session-scoped fixtures a test's
 setup builds (a shared run, an export, a loaded SavedModel) are the shared artefacts the
 suite is built around: their cost is counted apart, against their own bound, and not
-against the test that happened to build them first.
+against the test that happened to build them first. (In one process, `TEST_WORKERS=0`, the
+exported steps are built and checked in the background beside the other tests: their
+programs' CPU is left out of whichever test is running as they end.)
 
 A test over its bound fails at teardown, naming the bound and what to do. So the suite
-cannot drift back to half an hour a test at a time:
+cannot drift back to half an hour one test at a time:
 
 - a test not marked `slow` may spend TEST_CPU_BOUND seconds;
 - a test marked `slow` (`make test-fast` leaves it out; `pytest -m slow --collect-only -q`
@@ -18,13 +20,13 @@ cannot drift back to half an hour a test at a time:
 
 A test is marked `slow` when it took 3 s or more on the 2-core development VM, or reads a
 shared fixture that took as long to build. The bounds stand at 2-3x the costliest of each
-kind there on 2026-12-05 (bench/HISTORY.md, "The suite's time, test by test": 4.6 s of CPU
+kind there on 2026-12-05 (bench/HISTORY.md, "the suite's time, test by test": 4.6 s of CPU
 for a test not marked slow, 67 s for a slow one, 123 s for a shared fixture), so a slower
 or loaded machine stays inside them; `TESTS_CPU_BOUND_SCALE=2` doubles them all.
 
 `TESTS_TIME_REPORT=PATH` also writes each test's figures as JSON lines to PATH (one file
-per pytest-xdist worker, PATH.gw0, PATH.gw1): what `python -m tests.kit.time_report` groups
-by file and kind.
+per pytest-xdist worker, PATH.gw0, PATH.gw1): what `python -m bench.suite_time` groups by
+file and kind.
 """
 import json
 import os
@@ -44,18 +46,19 @@ def _scale() -> float:
   return float(os.environ.get("TESTS_CPU_BOUND_SCALE", "1"))
 
 
-def _cpu_seconds() -> float:
-  """CPU seconds (user and system) of this process and of its waited-for children."""
-  total = 0.0
-  for who in (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN):
-    usage = resource.getrusage(who)
-    total += usage.ru_utime + usage.ru_stime
-  return total
-
-
 def _children_cpu_seconds() -> float:
+  """CPU seconds of this process's waited-for children, less those of the exported steps
+  that run in the background beside the tests in one process (tests/conftest.py)."""
   usage = resource.getrusage(resource.RUSAGE_CHILDREN)
-  return usage.ru_utime + usage.ru_stime
+  exported_steps = sys.modules.get("tests.kit.exported_steps")
+  background = exported_steps.background_reaped_cpu() if exported_steps else 0.0
+  return usage.ru_utime + usage.ru_stime - background
+
+
+def _cpu_seconds() -> float:
+  """CPU seconds (user and system) of this process and of its children, as above."""
+  usage = resource.getrusage(resource.RUSAGE_SELF)
+  return usage.ru_utime + usage.ru_stime + _children_cpu_seconds()
 
 
 class _Meter:
