@@ -10,7 +10,7 @@ programs the test started (a runner, a data job, a jax check), the wall seconds 
 built. The kinds:
 
 - **programs started**: the CPU seconds of the test's subprocesses (each one starts Python
-  and imports TensorFlow: ~4 s of CPU before it does anything);
+  and imports TensorFlow: ~3.5 s of CPU before it does anything);
 - **SavedModel export** and **SavedModel load**: wall seconds inside those two calls;
 - **XLA-compiled steps**: the rest of the wall time of tests whose file or name is about
   compiling (`XLA_MARKERS`), where tracing and compiling is most of it;
@@ -27,6 +27,8 @@ from typing import Dict, Iterable, List, Sequence
 
 from absl import app
 
+from data.user_error import UserError
+
 XLA_MARKERS = ("compiled", "export_step", "accumulat", "xla", "hlo", "device_pretrain",
                "jit")
 KINDS = ("programs started", "SavedModel export", "SavedModel load", "XLA-compiled steps",
@@ -34,11 +36,34 @@ KINDS = ("programs started", "SavedModel export", "SavedModel load", "XLA-compil
 
 
 def read_reports(paths: Sequence[str]) -> List[dict]:
-  """The JSON lines of every report file, in order."""
+  """The JSON lines of every report file, in order.
+
+  Raises:
+    UserError: a file is missing, a line is not a test's figures, or no file holds a test.
+  """
   tests = []
   for path in paths:
-    with open(path, encoding="utf-8") as stream:
-      tests.extend(json.loads(line) for line in stream if line.strip())
+    try:
+      with open(path, encoding="utf-8") as stream:
+        lines = stream.read().splitlines()
+    except OSError as error:
+      raise UserError(f"{path}: cannot be read ({error.strerror}); TESTS_TIME_REPORT=PATH "
+                      "writes PATH.gw0, PATH.gw1 under make test") from None
+    for number, line in enumerate(lines, 1):
+      if not line.strip():
+        continue
+      try:
+        test = json.loads(line)
+      except ValueError:
+        test = None
+      missing = ({"test", "slow", "own_cpu", "cpu", "children_cpu", "wall"} - set(test)
+                 if isinstance(test, dict) else {"a JSON object"})
+      if missing:
+        raise UserError(f"{path}:{number}: not a test's figures from tests/kit/time_bound.py "
+                        f"(lacks {', '.join(sorted(missing))})")
+      tests.append(test)
+  if not tests:
+    raise UserError(f"no test's figures in {', '.join(paths)}")
   return tests
 
 
@@ -109,7 +134,11 @@ def markdown(tests: List[dict], top: int = 30) -> str:
 def main(argv):
   if len(argv) < 2:
     raise app.UsageError("name the report files: python -m bench.suite_time REPORT...")
-  print(markdown(read_reports(argv[1:])))
+  try:
+    tests = read_reports(argv[1:])
+  except UserError as error:
+    raise SystemExit(f"error: {error}") from None
+  print(markdown(tests))
 
 
 if __name__ == "__main__":

@@ -5,6 +5,7 @@ import json
 import pytest
 
 from bench import suite_time
+from data.user_error import UserError
 
 TESTS = [
     # A runner started in a subprocess (3 s of its CPU) inside 5 s of wall.
@@ -46,3 +47,19 @@ def test_files_are_ranked_by_cpu_and_the_tables_read_back_from_the_reports(tmp_p
   assert "| all 3 tests | 14 | 100% |" in table
   assert "| tests/a/test_cli.py | 2 | 12 | 10 | 1 |" in table
   assert "| tests/a/test_cli.py::test_exit_status | 5.0 | 3.2 | 3.0 | yes |" in table
+
+
+def test_a_missing_file_or_a_foreign_line_is_one_line_naming_it(tmp_path):
+  with pytest.raises(UserError, match=rf"^{tmp_path}/none.jsonl: cannot be read \(No such file"):
+    suite_time.read_reports([str(tmp_path / "none.jsonl")])
+  report = tmp_path / "report.jsonl"
+  report.write_text(json.dumps(TESTS[0]) + "\n\n" + '{"test": "x"}\n')
+  with pytest.raises(UserError, match=rf"^{report}:3: not a test's figures from "
+                     r"tests/kit/time_bound.py \(lacks children_cpu, cpu, own_cpu, slow, wall\)$"):
+    suite_time.read_reports([str(report)])
+  report.write_text("[1, 2]\n")
+  with pytest.raises(UserError, match=r":1: not a test's figures .*\(lacks a JSON object\)"):
+    suite_time.read_reports([str(report)])
+  report.write_text("\n")
+  with pytest.raises(UserError, match=rf"^no test's figures in {report}$"):
+    suite_time.read_reports([str(report)])
