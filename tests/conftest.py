@@ -1,10 +1,9 @@
 """Shared pytest set-up: quiet TensorFlow, fast XLA compiles, repo root on sys.path, clean gin,
-fixed seeds, and what a test leaves behind collected as it ends."""
+fixed seeds, and each test's CPU bounded (tests/kit/time_bound.py)."""
 import gc
 import os
 import signal
 import sys
-import time
 import warnings
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
@@ -124,15 +123,16 @@ def _clean_gin_and_seed():
   gin.clear_config()
 
 
-# A test that ran for longer than this (it built models, trainers, input pipelines) is
-# followed by a full garbage collection; the rest of the suite's tests skip it.
-COLLECT_AFTER_SECONDS = 1.0
-
-
 def pytest_collection_finish(session):
   """What exists once the suite is collected (TensorFlow, the test modules: ~500k objects)
-  stays for the whole session: the collector stops scanning it, so a full collection costs
-  ~0.1 s instead of ~0.35 s."""
+  stays for the whole session: the collector stops scanning it.
+
+  Python's collector runs on its own schedule. A full collection after each test of more
+  than a second was dropped on 2026-12-05: it cost ~0.3 s of CPU each (27 collections,
+  10.5 s, in four training files), 140 s of the suite's CPU in all, and what it was for,
+  input iterators whose destructors waited for tf.data's autotuning thread inside later
+  tests, ended when the test processes turned autotuning off
+  (tests/kit/tensorflow_settings.py)."""
   del session
   gc.collect()
   gc.freeze()
@@ -149,19 +149,3 @@ def _sigint_as_a_terminal_leaves_it(request):
   if handler is not signal.default_int_handler:
     warnings.warn(f"{request.node.nodeid} left SIGINT's handler as {handler!r}; put back")
     signal.signal(signal.SIGINT, signal.default_int_handler)
-
-
-@pytest.fixture(autouse=True)
-def _collect_what_the_test_left():
-  """Destroys the TensorFlow objects a test leaves in reference cycles (trainers holding
-  their input pipelines' iterators) as the test ends, not inside a later test's step.
-
-  What an iterator's destructor waited for was tf.data's autotuning thread, asleep for up
-  to 60 s (tests/kit/tensorflow_settings.py, which turns autotuning off in the test
-  processes: the destruction is now prompt). Before that, 60-200 s at a time inside other
-  tests' steps when left to the collector's schedule, and 970 s of one loaded run's
-  teardowns when collected here."""
-  start = time.monotonic()
-  yield
-  if time.monotonic() - start > COLLECT_AFTER_SECONDS:
-    gc.collect()
