@@ -18,7 +18,7 @@ cannot drift back to half an hour one test at a time:
   lists them) may spend SLOW_TEST_CPU_BOUND;
 - a shared fixture may spend SHARED_FIXTURE_CPU_BOUND to build.
 
-A test is marked `slow` when it took 3 s or more on the 2-core development VM, or reads a
+A test is marked `slow` when it took 3 s or more on the 2-core AVX-512 VM, or reads a
 shared fixture that took as long to build. The bounds stand at 2-3x the costliest of each
 kind there on 2026-12-05 (bench/HISTORY.md, "the suite's time, test by test": 4.6 s of CPU
 for a test not marked slow, 67 s for a slow one, 123 s for a shared fixture), so a slower
