@@ -29,8 +29,7 @@ from absl import app
 
 from data.user_error import UserError
 
-XLA_MARKERS = ("compiled", "export_step", "accumulat", "xla", "hlo", "device_pretrain",
-               "jit")
+XLA_MARKERS = ("compiled", "export_step", "xla", "hlo", "device_pretrain", "jit")
 KINDS = ("programs started", "SavedModel export", "SavedModel load", "XLA-compiled steps",
          "models, traces and steps in-process", "shared fixtures' set-up")
 

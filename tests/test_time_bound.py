@@ -45,6 +45,8 @@ def test_in_a_subprocess():
 
 
 def test_a_test_over_its_cpu_bound_fails_naming_it_and_shared_fixtures_count_apart(tmp_path):
+  # Scaled, the slow test's and the fixture's bounds leave room for their 0.3 s.
+  assert min(time_bound.SLOW_TEST_CPU_BOUND, time_bound.SHARED_FIXTURE_CPU_BOUND) * SCALE > 2 * BURN
   (tmp_path / "test_throwaway.py").write_text(textwrap.dedent(THROWAWAY_TESTS))
   report = tmp_path / "report.jsonl"
   env = dict(os.environ, TESTS_CPU_BOUND_SCALE=str(SCALE), TESTS_TIME_REPORT=str(report),
@@ -56,8 +58,8 @@ def test_a_test_over_its_cpu_bound_fails_naming_it_and_shared_fixtures_count_apa
       cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120)
   out = result.stdout
   assert result.returncode == 1, out + result.stderr
-  # The module fixture's 0.3 s is the fixture's (bound 0.5 s), not test_cheap's (0.1 s); the
-  # slow test's bound is 0.375 s; a subprocess's CPU counts as the test's.
+  # The module fixture's 0.3 s is the fixture's (bound 2.5 s), not test_cheap's (0.1 s); the
+  # slow test's bound is 1.5 s; a subprocess's CPU counts as the test's.
   assert "4 passed, 2 errors" in out, out
   for name in ("test_over_the_bound", "test_in_a_subprocess"):
     assert re.search(
@@ -77,16 +79,16 @@ def test_a_test_over_its_cpu_bound_fails_naming_it_and_shared_fixtures_count_apa
 
 
 def test_a_shared_fixture_over_its_bound_is_named_with_the_test_that_built_it():
+  # pylint: disable=protected-access
   meter = time_bound.TimeBound(report_path=None)
-  meter._shared = {"served": {"cpu": time_bound.SHARED_FIXTURE_CPU_BOUND + 1.0}}  # pylint: disable=protected-access
-  over = meter._over_bound("tests/x.py::test_y", own_cpu=0.5, slow=False)  # pylint: disable=protected-access
-  assert over == (
+  bound = time_bound.SHARED_FIXTURE_CPU_BOUND
+  meter._shared = {"served": {"cpu": bound + 1.0}}
+  assert meter._over_bound("tests/x.py::test_y", own_cpu=0.5, slow=False) == (
       f"the shared fixture 'served' (built in tests/x.py::test_y's set-up) spent "
-      f"{time_bound.SHARED_FIXTURE_CPU_BOUND + 1.0:.1f} s of CPU, over the "
-      f"{time_bound.SHARED_FIXTURE_CPU_BOUND:.3g} s bound for a shared fixture "
+      f"{bound + 1.0:.1f} s of CPU, over the {bound:.3g} s bound for a shared fixture "
       "(tests/kit/time_bound.py): make what it builds smaller")
-  meter._shared = {"served": {"cpu": time_bound.SHARED_FIXTURE_CPU_BOUND - 1.0}}  # pylint: disable=protected-access
-  assert meter._over_bound("tests/x.py::test_y", own_cpu=0.5, slow=False) is None  # pylint: disable=protected-access
-  slow_over = meter._over_bound("tests/x.py::test_y", own_cpu=time_bound.SLOW_TEST_CPU_BOUND + 1,  # pylint: disable=protected-access
-                                slow=True)
+  meter._shared = {"served": {"cpu": bound - 1.0}}
+  assert meter._over_bound("tests/x.py::test_y", own_cpu=0.5, slow=False) is None
+  slow_over = meter._over_bound("tests/x.py::test_y",
+                                own_cpu=time_bound.SLOW_TEST_CPU_BOUND + 1, slow=True)
   assert "over the 150 s bound for a test marked slow" in slow_over

@@ -9,8 +9,8 @@ from data.user_error import UserError
 
 TESTS = [
     # A runner started in a subprocess (3 s of its CPU) inside 5 s of wall.
-    {"test": "tests/a/test_cli.py::test_exit_status@tests/a/test_cli.py", "slow": True, "own_cpu": 3.2,
-     "cpu": 3.2, "children_cpu": 3.0, "wall": 5.0, "savedmodel_save": 0.0,
+    {"test": "tests/a/test_cli.py::test_exit_status@tests/a/test_cli.py", "slow": True,
+     "own_cpu": 3.2, "cpu": 3.2, "children_cpu": 3.0, "wall": 5.0, "savedmodel_save": 0.0,
      "savedmodel_load": 0.0, "shared": {}},
     # An export (2 s in tf.saved_model.save) after a shared fixture's 4 s.
     {"test": "tests/a/test_cli.py::test_export", "slow": False, "own_cpu": 2.5,

@@ -55,23 +55,23 @@ def _children_cpu_seconds() -> float:
   return usage.ru_utime + usage.ru_stime - background
 
 
-def _cpu_seconds() -> float:
-  """CPU seconds (user and system) of this process and of its children, as above."""
+def _self_cpu_seconds() -> float:
   usage = resource.getrusage(resource.RUSAGE_SELF)
-  return usage.ru_utime + usage.ru_stime + _children_cpu_seconds()
+  return usage.ru_utime + usage.ru_stime
 
 
 class _Meter:
-  """CPU and wall seconds from its start."""
+  """CPU (this process's and its children's, as above) and wall seconds from its start."""
 
   def __init__(self):
-    self.cpu = _cpu_seconds()
+    self.self_cpu = _self_cpu_seconds()
     self.children = _children_cpu_seconds()
     self.wall = time.monotonic()
 
   def spent(self) -> Dict[str, float]:
-    return {"cpu": _cpu_seconds() - self.cpu,
-            "children_cpu": _children_cpu_seconds() - self.children,
+    children = _children_cpu_seconds() - self.children
+    return {"cpu": _self_cpu_seconds() - self.self_cpu + children,
+            "children_cpu": children,
             "wall": time.monotonic() - self.wall}
 
 
