@@ -35,22 +35,11 @@ DEFAULT_LOWER_CASE = vocab_tokens.DEFAULT_LOWER_CASE
 _TOKENIZE_BATCH_SIZE = 8192
 
 
-def _sentencepiece_processor(raw: bytes):
-  """A sentencepiece processor of `raw` when it is a SentencePiece model proto, else None."""
-  if not raw or raw[:1] != b"\n":  # A model proto starts with its first piece (field 1).
-    return None
-  import sentencepiece as spm  # pylint: disable=g-import-not-at-top
-  try:
-    return spm.SentencePieceProcessor(model_proto=raw)
-  except RuntimeError:
-    return None
-
-
 def tokenizer_kind(vocab_file: str) -> str:
   """SENTENCEPIECE when `vocab_file` holds a SentencePiece model, else WORDPIECE."""
   with tf.io.gfile.GFile(vocab_file, "rb") as f:
     raw = f.read()
-  return WORDPIECE if _sentencepiece_processor(raw) is None else SENTENCEPIECE
+  return WORDPIECE if vocab_files.sentencepiece_processor(raw) is None else SENTENCEPIECE
 
 
 def _check_special_tokens(vocab: Sequence[str], vocab_file: str) -> None:
@@ -78,7 +67,7 @@ def load_vocab(vocab_file: str) -> List[str]:
   """
   with tf.io.gfile.GFile(vocab_file, "rb") as f:
     raw = f.read()
-  processor = _sentencepiece_processor(raw)
+  processor = vocab_files.sentencepiece_processor(raw)
   if processor is not None:
     vocab = [processor.id_to_piece(i) for i in range(processor.get_piece_size())]
     _check_special_tokens(vocab, vocab_file)
@@ -324,7 +313,7 @@ class SentencepieceTokenizer(_Tokenizer):
     self.vocab_file = vocab_file
     with tf.io.gfile.GFile(vocab_file, "rb") as f:
       self.model = f.read()
-    self._processor = _sentencepiece_processor(self.model)
+    self._processor = vocab_files.sentencepiece_processor(self.model)
     if self._processor is None:
       raise ValueError(f"{vocab_file} is not a SentencePiece model.")
     self._set_vocab(load_vocab(vocab_file))
@@ -340,7 +329,7 @@ class SentencepieceTokenizer(_Tokenizer):
   @staticmethod
   def pieces_of(model: bytes) -> List[str]:
     """The pieces of a serialised model, in id order."""
-    processor = _sentencepiece_processor(model)
+    processor = vocab_files.sentencepiece_processor(model)
     return [processor.id_to_piece(i) for i in range(processor.get_piece_size())]
 
   def normalize(self, text: str) -> str:

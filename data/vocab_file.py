@@ -66,3 +66,14 @@ def wordpiece_tokens(raw: bytes, vocab_file: str) -> List[str]:
           "tokenizers)")
     first_line[token] = line_number
   return tokens
+
+
+def sentencepiece_processor(raw: bytes):
+  """A sentencepiece processor of `raw` when it is a SentencePiece model proto, else None."""
+  if not raw or raw[:1] != b"\n":  # A model proto starts with its first piece (field 1).
+    return None
+  import sentencepiece as spm  # pylint: disable=g-import-not-at-top
+  try:
+    return spm.SentencePieceProcessor(model_proto=raw)
+  except RuntimeError:
+    return None

@@ -20,7 +20,8 @@ import official_runner
 COMMANDS = {"electra-garden": "official_runner:entry_point",
             "electra-garden-pretraining-data": "data.create_pretraining_data:entry_point",
             "electra-garden-finetuning-data": "data.create_finetuning_data:entry_point",
-            "electra-garden-vocab": "data.build_vocab:entry_point"}
+            "electra-garden-vocab": "data.build_vocab:entry_point",
+            "electra-garden-extend-vocab": "data.extend_vocab:entry_point"}
 
 
 def _run(*command, returncode=0, **kwargs):

@@ -19,6 +19,8 @@ import tensorflow as tf
 from data import file_io
 from data.user_error import MissingFileError
 from data.user_error import UserError
+from training.extension_warm_start import VocabExtension
+from training.extension_warm_start import extended_checkpoint
 
 _VARIABLE_SUFFIX = "/.ATTRIBUTES/VARIABLE_VALUE"
 
@@ -310,7 +312,8 @@ def _gdes_word_table(comparison: WeightComparison) -> Optional[tf.Tensor]:
                      reader.get_tensor(_GDES_WORD_DELTA), tf.float32)
 
 
-def warm_start(model, init_checkpoint: str) -> Dict[str, List[str]]:
+def warm_start(model, init_checkpoint: str,
+               extension: Optional[VocabExtension] = None) -> Dict[str, List[str]]:
   """Loads every model weight that another run's checkpoint has, by checkpoint key.
 
   Weights are matched by their path under `model/` (e.g. `model/encoder/...`, which a BERT
@@ -327,10 +330,14 @@ def warm_start(model, init_checkpoint: str) -> Dict[str, List[str]]:
   Args:
     model: the built model; its `encoder` attribute is the encoder every warm start loads.
     init_checkpoint: a checkpoint prefix or a directory (its latest checkpoint).
+    extension: a training.extension_warm_start.VocabExtension when the model's vocab
+      extends the checkpoint's: the checkpoint's vocab tables are extended (in a scratch
+      copy) before they load; None: the same vocab.
 
   Returns:
     dict with `restored` (keys loaded), `not_in_checkpoint` (model weights left as
-    initialised) and `unused` (checkpoint weights this model has no place for).
+    initialised), `unused` (checkpoint weights this model has no place for) and
+    `extended` (the vocab tables extended).
 
   Raises:
     FileNotFoundError: no checkpoint at `init_checkpoint`.
@@ -342,7 +349,19 @@ def warm_start(model, init_checkpoint: str) -> Dict[str, List[str]]:
   if not tf.io.gfile.exists(init_checkpoint + ".index"):
     raise MissingFileError(f"TrainerConfig.init_checkpoint={init_checkpoint}: no checkpoint "
                             f"there ({init_checkpoint}.index does not exist)")
-  comparison = compare_model_weights(model, init_checkpoint)
+  if extension is None:
+    return _warm_start_from(model, init_checkpoint, init_checkpoint)
+  with tempfile.TemporaryDirectory() as scratch:
+    path, extended = extended_checkpoint(model, init_checkpoint, scratch, extension)
+    report = _warm_start_from(model, path, init_checkpoint)
+  print(extension.describe(extended), flush=True)
+  return dict(report, extended=extended)
+
+
+def _warm_start_from(model, path: str, init_checkpoint: str) -> Dict[str, List[str]]:
+  """`warm_start` from the checkpoint at `path` (init_checkpoint's, or its extended copy);
+  messages name `init_checkpoint`."""
+  comparison = compare_model_weights(model, path)
   if comparison.other_shapes:
     raise UserError(f"init_checkpoint {init_checkpoint} has other shapes for: " + ", ".join(
         f"{key} {shapes[0]} vs {shapes[1]}"
@@ -365,7 +384,7 @@ def warm_start(model, init_checkpoint: str) -> Dict[str, List[str]]:
     raise UserError(
         f"init_checkpoint {init_checkpoint} has a relative position table that this encoder "
         "lacks: set encoder_config.relative_position as the run that wrote it did ('t5')")
-  tf.train.Checkpoint(model=model).read(init_checkpoint).expect_partial()
+  tf.train.Checkpoint(model=model).read(path).expect_partial()
   if gdes_word_table is not None:
     word_table = model.encoder.embedding_network.embedding_table
     if word_table.shape != gdes_word_table.shape:

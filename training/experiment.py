@@ -42,6 +42,7 @@ from training.run_record import RunRecord
 from training.run_record import writable
 from training.run_labels import check_run_labels
 from training.run_labels import write_run_labels
+from training.extension_warm_start import ROW_INITS
 from training.run_vocab import check_init_checkpoint_vocab
 from training.run_vocab import records_vocab
 from training.run_vocab import write_run_vocab
@@ -124,6 +125,12 @@ class TrainerConfig:
       class (ElectraForTokenClassification, ...) warm-starts the head too, when its
       id2label names the records' labels in their order; False loads its encoder alone
       (the head starts afresh), for a head of other labels.
+    vocab_extension_init: the records' vocab extends the init_checkpoint's
+      (`python -m data.extend_vocab`): how the new pieces' rows start, 'mean_of_pieces' (the
+      mean of the old rows of the pieces the old vocab splits each into) or 'random' (the
+      fresh initialisation); the old ids' rows are copied (training/extension_warm_start.py).
+      '' (default): the vocabs must be the same. Bind encoder_config.vocab_size to the
+      extended vocab's size with it.
     max_consecutive_bad_steps: non-finite steps in a row before rolling back.
     gradient_clip_norm: global-norm clipping of the summed gradients (0 = none).
     gradient_accumulation_steps: micro-batches per optimizer update. The batch of an update
@@ -142,6 +149,7 @@ class TrainerConfig:
   init_checkpoint: str = ""
   init_generator_checkpoint: str = ""
   init_head: bool = True
+  vocab_extension_init: str = ""
   max_consecutive_bad_steps: int = 10
   gradient_clip_norm: float = 1.0
   gradient_accumulation_steps: int = 1
@@ -152,6 +160,14 @@ class TrainerConfig:
                  "gradient_accumulation_steps"):
       if getattr(self, name) < 1:
         raise UserError(f"TrainerConfig.{name} must be >= 1, got {getattr(self, name)}")
+    if self.vocab_extension_init not in ("",) + ROW_INITS:
+      raise UserError(f"TrainerConfig.vocab_extension_init={self.vocab_extension_init!r}: "
+                      f"expected one of {', '.join(map(repr, ROW_INITS))} (or '' for no "
+                      "extension)")
+    if self.vocab_extension_init and not self.init_checkpoint:
+      raise UserError(f"TrainerConfig.vocab_extension_init={self.vocab_extension_init!r} "
+                      "warm-starts across a vocab extension: it needs "
+                      "TrainerConfig.init_checkpoint")
     if self.summary_interval % self.steps_per_loop:
       raise UserError(f"TrainerConfig.summary_interval={self.summary_interval} must be a "
                        f"multiple of steps_per_loop={self.steps_per_loop}")
@@ -372,8 +388,13 @@ def resume_or_warm_start(run: Run, record: Optional[RunRecord]) -> None:
   """
   task, config, strategy, model_dir = run.task, run.config, run.strategy, run.model_dir
   vocab = records_vocab(task)
+  extension = None
   if vocab is not None and config.init_checkpoint:
-    check_init_checkpoint_vocab(config.init_checkpoint, vocab)
+    extension = check_init_checkpoint_vocab(config.init_checkpoint, vocab,
+                                            config.vocab_extension_init)
+  elif config.vocab_extension_init:
+    raise UserError(f"TrainerConfig.vocab_extension_init={config.vocab_extension_init!r}, "
+                    "but the records name no vocab to compare with the init_checkpoint's")
   check_run_labels(model_dir, task)  # a resumed run's records must hold its labels
   # Resume (before the progress line reads the step), else warm-start if asked. Every
   # worker resumes from the chief's newest checkpoint: a worker killed while writing its
@@ -385,7 +406,8 @@ def resume_or_warm_start(run: Run, record: Optional[RunRecord]) -> None:
       run.checkpoint.restore(latest)
     elif config.init_checkpoint or config.init_generator_checkpoint:
       warm_start_model(run.model, config.init_checkpoint, config.init_generator_checkpoint,
-                       labels=getattr(task, "hf_labels", tuple)(), init_head=config.init_head)
+                       labels=getattr(task, "hf_labels", tuple)(), init_head=config.init_head,
+                       extension=extension)
   # The records' vocab and casing go next to the checkpoints (for export); another one
   # there stops here, before anything is written.
   if vocab is not None and run.chief:

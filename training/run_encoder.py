@@ -11,6 +11,10 @@ binding that gives another encoder than the run's stops with one line naming bot
   fine-tune from runs/quickstart with configs/finetune/classification.gin: no encoder_config
   binding needed (the run's `mini` encoder over its 7669-piece vocab).
 
+Across a vocab extension (`TrainerConfig.vocab_extension_init` bound), `vocab_size` is the
+one field not inherited or compared: the run binds the extended vocab's size itself, and a run
+that does not stops, saying so.
+
 Warm starts from a transformers folder or a TF1 checkpoint (no such file) are left as they
 are: the gin files give their encoder.
 """
@@ -114,8 +118,16 @@ def inherit_encoder() -> Optional[str]:
   if config_file is None:
     return None
   run = read_encoder_bindings(config_file)
+  extending = bool(bound_value("TrainerConfig.vocab_extension_init"))
+  if extending and _bound("vocab_size") is None and "vocab_size" not in (_bound("overrides")
+                                                                          or {}):
+    raise UserError(
+        f"TrainerConfig.vocab_extension_init is bound: bind encoder_config.vocab_size to the "
+        f"extended vocab's size too (TrainerConfig.init_checkpoint={init_checkpoint} was "
+        f"trained with vocab_size={run.get('vocab_size')!r}; python -m data.extend_vocab "
+        "prints the new one)")
   run_overrides = {name: value for name, value in (run.get("overrides") or {}).items()
-                   if name in ARCHITECTURE_FIELDS}
+                   if name in ARCHITECTURE_FIELDS and not (extending and name == "vocab_size")}
   inherited = []
   with gin.unlock_config():
     for parameter in ("size", "vocab_size"):
@@ -133,13 +145,17 @@ def inherit_encoder() -> Optional[str]:
       size=run.get("size", defaults["size"]),
       vocab_size=run.get("vocab_size", defaults["vocab_size"]), overrides=run_overrides))
   ours = _architecture(encoder_config())
-  differing = [name for name in ARCHITECTURE_FIELDS if ours[name] != theirs[name]]
+  differing = [name for name in ARCHITECTURE_FIELDS if ours[name] != theirs[name]
+               and not (extending and name == "vocab_size")]
   if differing:
     raise UserError(
         f"the encoder_config bindings give {', '.join(f'{n}={ours[n]}' for n in differing)} "
         f"but TrainerConfig.init_checkpoint={init_checkpoint} was trained with "
         f"{', '.join(f'{n}={theirs[n]}' for n in differing)} ({config_file}): drop those "
         "bindings to take the run's encoder")
+  extension = (f"; vocab_size={ours['vocab_size']} as bound (a vocab extension of its "
+               f"{theirs['vocab_size']})" if extending else "")
   if not inherited:
-    return f"encoder: as bound in the gin files, the same as {config_file}'s"
-  return f"encoder: {', '.join(inherited)} from {config_file} (the init_checkpoint's run)"
+    return f"encoder: as bound in the gin files, the same as {config_file}'s{extension}"
+  return (f"encoder: {', '.join(inherited)} from {config_file} (the init_checkpoint's "
+          f"run){extension}")

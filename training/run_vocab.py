@@ -18,6 +18,8 @@ import tensorflow as tf
 
 from data import tokenization
 from data.user_error import UserError
+from data import vocab_extension
+from training import extension_warm_start
 
 VOCAB_FILE = "vocab.txt"
 SENTENCEPIECE_MODEL_FILE = "spiece.model"
@@ -28,9 +30,9 @@ PRETRAINING_METADATA_FILE = "metadata.json"
 @dataclasses.dataclass(frozen=True)
 class RunVocab:
   """A WordPiece vocab file or SentencePiece model, and whether text is lower-cased (and
-  accent-stripped) for it."""
+  accent-stripped) for it (None: not known, e.g. the vocab.txt beside a TF1 checkpoint)."""
   vocab_file: str
-  lower_case: bool
+  lower_case: Optional[bool]
 
   @property
   def kind(self) -> str:
@@ -46,15 +48,24 @@ class RunVocab:
     with tf.io.gfile.GFile(self.vocab_file, "rb") as f:
       return f.read()
 
-  def disagreement(self, other: "RunVocab") -> Optional[str]:
-    """Why `other` tokenizes text differently from this vocab, or None when it does not."""
+  def normalisation_disagreement(self, other: "RunVocab") -> Optional[str]:
+    """Why `other` reads text otherwise than this vocab before splitting it (another
+    tokenizer kind or casing), or None when it does not or a casing is not known."""
     if self.kind != other.kind:
       return (f"{self.vocab_file} is a {self.kind} vocab, {other.vocab_file} a {other.kind} "
               "one")
     # A SentencePiece model's normaliser decides its casing: its bytes say it all.
-    if self.lower_case != other.lower_case and self.kind != tokenization.SENTENCEPIECE:
+    if (None not in (self.lower_case, other.lower_case) and
+        self.lower_case != other.lower_case and self.kind != tokenization.SENTENCEPIECE):
       return (f"{self.vocab_file} is used with lower_case={self.lower_case}, "
               f"{other.vocab_file} with lower_case={other.lower_case}")
+    return None
+
+  def disagreement(self, other: "RunVocab") -> Optional[str]:
+    """Why `other` tokenizes text differently from this vocab, or None when it does not."""
+    reason = self.normalisation_disagreement(other)
+    if reason:
+      return reason
     if self.tokens() != other.tokens() and (tokenization.load_vocab(self.vocab_file) !=
                                             tokenization.load_vocab(other.vocab_file)):
       return f"{self.vocab_file} and {other.vocab_file} hold different tokens"
@@ -245,18 +256,70 @@ def read_transformers_vocab(directory: str) -> Optional[RunVocab]:
   return RunVocab(vocab_file, bool(settings.get("do_lower_case", True)))
 
 
-def check_init_checkpoint_vocab(init_checkpoint: str, vocab: RunVocab) -> None:
-  """Stops a warm start from a run, or a transformers folder, that kept another vocab or
-  casing than `vocab`.
+def init_checkpoint_vocab(init_checkpoint: str) -> Optional[RunVocab]:
+  """The vocab an init_checkpoint was trained with, or None when none is kept beside it.
 
-  Raises:
-    ValueError: naming the checkpoint and the difference.
+  One of our runs (DIR/vocab.txt or spiece.model with tokenization.json), a transformers
+  folder (`read_transformers_vocab`), or a bare vocab.txt beside a checkpoint (a
+  google-research/electra TF1 checkpoint, as its releases ship it; casing not known).
   """
   is_prefix = tf.io.gfile.exists(init_checkpoint + ".index")
   directory = (os.path.dirname(init_checkpoint) if is_prefix or
                not tf.io.gfile.isdir(init_checkpoint) else init_checkpoint)
-  saved = read_run_vocab(directory) or read_transformers_vocab(directory)
+  found = read_run_vocab(directory) or read_transformers_vocab(directory)
+  bare = os.path.join(directory, VOCAB_FILE)
+  if found is None and tf.io.gfile.exists(bare):
+    found = RunVocab(bare, None)
+  return found
+
+
+VOCAB_EXTENSION_BINDING = "TrainerConfig.vocab_extension_init"
+
+
+def check_init_checkpoint_vocab(init_checkpoint: str, vocab: RunVocab, extension_init: str = ""
+                                ) -> Optional[extension_warm_start.VocabExtension]:
+  """Stops a warm start from a checkpoint that kept another vocab or casing than `vocab`,
+  unless `vocab` extends its vocab and `extension_init` says how the new rows start.
+
+  Args:
+    init_checkpoint: TrainerConfig.init_checkpoint.
+    vocab: the records' vocab.
+    extension_init: TrainerConfig.vocab_extension_init ("": no extension declared).
+
+  Returns:
+    The extension to warm-start across, or None (the same vocab, or none kept there).
+
+  Raises:
+    UserError: naming the checkpoint, both files and the difference (and, for an
+      undeclared extension, the bindings that declare it).
+  """
+  saved = init_checkpoint_vocab(init_checkpoint)
+  if extension_init:
+    if saved is None:
+      raise UserError(f"{VOCAB_EXTENSION_BINDING}={extension_init!r}, but "
+                      f"TrainerConfig.init_checkpoint={init_checkpoint} keeps no vocab to "
+                      "extend (vocab.txt beside it)")
+    reason = saved.normalisation_disagreement(vocab)
+    if reason:
+      raise UserError(f"TrainerConfig.init_checkpoint={init_checkpoint} was trained with "
+                      f"another vocab than this run's records: {reason}")
+    return extension_warm_start.plan_extension(saved.vocab_file, vocab.vocab_file,
+                                               extension_init, init_checkpoint)
   reason = saved.disagreement(vocab) if saved is not None else None
   if reason:
+    hint = ""
+    if (saved.kind == tokenization.WORDPIECE and not saved.normalisation_disagreement(vocab)
+        and not vocab_extension_error(saved, vocab)):
+      hint = (f"; the records' vocab extends it: bind {VOCAB_EXTENSION_BINDING} = "
+              f"'{extension_warm_start.MEAN_OF_PIECES}' (or '{extension_warm_start.RANDOM}') "
+              "and encoder_config.vocab_size to warm-start across the extension")
     raise UserError(f"TrainerConfig.init_checkpoint={init_checkpoint} was trained with "
-                     f"another vocab than this run's records: {reason}")
+                    f"another vocab than this run's records: {reason}{hint}")
+  return None
+
+
+def vocab_extension_error(old: RunVocab, new: RunVocab) -> str:
+  """data.vocab_extension.extension_error for two WordPiece RunVocabs."""
+  return vocab_extension.extension_error(
+      tokenization.load_vocab(old.vocab_file), tokenization.load_vocab(new.vocab_file),
+      old.vocab_file, new.vocab_file)

@@ -92,11 +92,15 @@ def test_command_line_defaults_to_lower_case_and_prints_plain_progress_lines(tmp
   assert all(token == token.lower() for token in vocab[5:])
 
 
-def test_the_vocab_builders_never_load_tensorflow_for_local_files():
+def test_the_vocab_builders_never_load_tensorflow_for_local_files(tmp_path):
   # Its import costs seconds of CPU, as much as learning a vocab from a few MB (issue #36).
-  code = ("import sys; from data import build_vocab; "
+  # data.extend_vocab runs the same builder.
+  code = ("import sys; from data import build_vocab, extend_vocab; "
           "build_vocab.write_vocab(build_vocab.build_vocab(sys.argv[1], 300), sys.argv[2]); "
+          "extend_vocab.split_counts([sys.argv[1]], extend_vocab.extend_vocab("
+          "sys.argv[2], sys.argv[1], 5, True, 2), True); "
           "print(sorted(m for m in ('tensorflow', 'tensorflow_text') if m in sys.modules))")
-  result = subprocess.run([sys.executable, "-c", code, paths.TINY_CORPUS, os.devnull],
+  result = subprocess.run([sys.executable, "-c", code, paths.TINY_CORPUS,
+                           str(tmp_path / "vocab.txt")],
                           cwd=paths.REPO_ROOT, capture_output=True, text=True, check=True)
   assert result.stdout.strip() == "[]"

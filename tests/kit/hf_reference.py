@@ -22,6 +22,7 @@ from modeling.models.teams import TeamsPretrainer
 from studies.parity_with_transformers.transformers_peer import load_transformers_weights
 from studies.parity_with_transformers.transformers_peer import pytorch_name_and_value
 from tests.kit.encoders import tiny_encoder
+from training.hf.hf_parts import hf_parts
 
 VOCAB = 50
 
@@ -97,3 +98,68 @@ MODELS = {
     "script": lambda: ScriptPretrainer(tiny_encoder(VOCAB)),
     "bert": lambda: BertPretrainer(tiny_encoder(VOCAB, embedding_size=32)),
 }
+
+
+def transformers_electra_pair(seed=3, vocab=VOCAB):
+  """Random transformers discriminator + generator (1/2 wide) with tied embeddings."""
+  disc_config = transformers.ElectraConfig(
+      vocab_size=vocab, embedding_size=16, hidden_size=32, num_hidden_layers=2,
+      num_attention_heads=2, intermediate_size=64, max_position_embeddings=64,
+      hidden_dropout_prob=0.0, attention_probs_dropout_prob=0.0)
+  gen_config = transformers.ElectraConfig(**dict(
+      disc_config.to_dict(), hidden_size=16, num_attention_heads=1, intermediate_size=32))
+  discriminator = transformers.TFElectraForPreTraining(disc_config)
+  generator = transformers.TFElectraForMaskedLM(gen_config)
+  for reference in (discriminator, generator):
+    reference(reference.dummy_inputs, training=False)
+  scramble_weights(discriminator.weights, seed=seed)
+  scramble_weights(generator.weights, seed=seed + 1)
+  shared = {w.name.split("/electra/", 1)[1]: w for w in discriminator.weights
+            if "/electra/embeddings/" in w.name}
+  for weight in generator.weights:
+    if "/electra/embeddings/" in weight.name:
+      weight.assign(shared[weight.name.split("/electra/", 1)[1]])
+  return discriminator, generator
+
+
+def our_electra_built(inputs, vocab=VOCAB):
+  """Our tiny ELECTRA, its parts built on `inputs`."""
+  model = ElectraPretrainer(tiny_encoder(vocab), generator_width_multiplier=0.5)
+  for part in hf_parts(model):
+    our_outputs(part, inputs)
+  return model
+
+
+def write_tf1_electra_checkpoint(discriminator, generator, prefix):
+  """The pair as google-research/electra names its variables (plus Adam slots and step)."""
+  def tf1_name(weight, scope):
+    name = weight.name.split("/", 1)[1].rsplit(":", 1)[0]  # drop the model scope and ":0"
+    name = name.replace("layer_._", "layer_").replace("dense_prediction", "dense_1")
+    name = name.replace("/weight", "").replace("position_embeddings/embeddings",
+                                               "position_embeddings")
+    name = name.replace("token_type_embeddings/embeddings", "token_type_embeddings")
+    name = name.replace("generator_lm_head/bias", "generator_predictions/output_bias")
+    return name.replace("electra/", scope + "/", 1) if name.startswith("electra/") else name
+
+  values = {tf1_name(w, "electra"): w.numpy() for w in discriminator.weights}
+  for weight in generator.weights:
+    if "/electra/embeddings/" not in weight.name:
+      values[tf1_name(weight, "generator")] = weight.numpy()
+  values["global_step"] = np.int64(1000)
+  values["electra/embeddings/word_embeddings/adam_m"] = np.ones(
+      values["electra/embeddings/word_embeddings"].shape, np.float32)
+  variables = {name: tf.Variable(value, name=name) for name, value in values.items()}
+  tf.compat.v1.train.Saver(var_list=variables).save(None, prefix)
+  return sorted(values)
+
+
+def assert_electra_matches(model, discriminator, generator, inputs):
+  """Our ELECTRA's parts compute what transformers' pair computes, within 1e-5 (logits over
+  the pair's vocab: ours may be an extension of it)."""
+  parts = {part.name: part for part in hf_parts(model)}
+  for name, reference in (("discriminator", discriminator), ("generator", generator)):
+    sequence, logits = our_outputs(parts[name], inputs)
+    their_sequence, their_logits = transformers_outputs(reference, inputs)
+    np.testing.assert_allclose(sequence, their_sequence, atol=1e-5, rtol=0)
+    np.testing.assert_allclose(logits[..., :their_logits.shape[-1]], their_logits, atol=1e-5,
+                               rtol=0)

@@ -93,6 +93,23 @@ def test_fine_tuning_without_an_encoder_binding_takes_the_runs_encoder_and_weigh
   assert moved and all(trained[key].shape == pretrained[key].shape for key in encoder)
 
 
+@pytest.mark.slow
+def test_across_a_vocab_extension_the_vocab_size_is_bound_by_the_new_run(runs, capsys):
+  workdir, pretraining_dir, data_dir = runs
+  extension = "TrainerConfig.vocab_extension_init = 'mean_of_pieces'"
+  with pytest.raises(UserError, match="TrainerConfig.vocab_extension_init is bound: bind "
+                     "encoder_config.vocab_size to the extended vocab's size too .* was "
+                     f"trained with vocab_size={VOCAB}"):
+    _finetuning_config(workdir, pretraining_dir, data_dir, extension)
+  _finetuning_config(workdir, pretraining_dir, data_dir, extension,
+                     f"encoder_config.vocab_size = {VOCAB + 3}")
+  config = GlueTask().encoder_config
+  gin.clear_config()
+  assert (config.vocab_size, config.hidden_size, config.num_layers) == (VOCAB + 3, 32, 2)
+  assert capsys.readouterr().out.endswith(
+      f"; vocab_size={VOCAB + 3} as bound (a vocab extension of its {VOCAB})\n")
+
+
 @pytest.mark.parametrize("binding, message", [
     ("encoder_config.size = 'mini'",
      "hidden_size=128, num_layers=4, intermediate_size=512, embedding_size=128, "

@@ -145,6 +145,30 @@ def test_a_transformers_folder_warm_start_is_checked_for_vocab_and_casing(tmp_pa
     check_init_checkpoint_vocab(swapped, RunVocab(SAMPLE, True))
 
 
+def test_a_tf1_checkpoints_bare_vocab_is_checked_for_tokens_not_casing(tmp_path):
+  # google-research/electra's releases ship vocab.txt beside model.ckpt-N; nothing says
+  # their casing.
+  with open(SAMPLE, encoding="utf-8") as f:
+    lines = f.read().splitlines()
+  (tmp_path / "model.ckpt-5.index").write_bytes(b"")
+  (tmp_path / "vocab.txt").write_text("\n".join(lines) + "\n", encoding="utf-8")
+  prefix = str(tmp_path / "model.ckpt-5")
+  check_init_checkpoint_vocab(prefix, RunVocab(SAMPLE, True))
+  check_init_checkpoint_vocab(prefix, RunVocab(SAMPLE, False))
+  extended = tmp_path / "extended.txt"
+  extended.write_text("\n".join(lines + ["python"]) + "\n", encoding="utf-8")
+  with pytest.raises(UserError, match="hold different tokens; the records' vocab extends it: "
+                     "bind TrainerConfig.vocab_extension_init = 'mean_of_pieces'"):
+    check_init_checkpoint_vocab(prefix, RunVocab(str(extended), True))
+  extension = check_init_checkpoint_vocab(prefix, RunVocab(str(extended), True), "random")
+  assert (extension.old_size, extension.new_size, extension.row_init) == (
+      len(lines), len(lines) + 1, "random")
+  with pytest.raises(UserError, match="vocab_extension_init='random', but TrainerConfig."
+                     "init_checkpoint=.* keeps no vocab to extend"):
+    check_init_checkpoint_vocab(str(tmp_path / "elsewhere" / "model.ckpt-5"),
+                                RunVocab(str(extended), True), "random")
+
+
 def test_a_finetuning_export_whose_vocab_is_gone_names_what_is_missing(tmp_path):
   task = export_models.glue_task(str(tmp_path))
   task.meta_data["vocab_file"] = "gone/vocab.txt"

@@ -41,6 +41,8 @@ from data.user_error import MissingFileError
 from data.user_error import UserError
 from training.checkpoints import print_unused
 from training.checkpoints import warm_start
+from training.extension_warm_start import VocabExtension
+from training.extension_warm_start import extend_hf_weights
 from training.hf.hf_config_check import check_config
 from training.hf.hf_parts import ARCHITECTURES
 from training.hf.hf_parts import HfPart
@@ -254,7 +256,8 @@ def check_head_labels(config: Dict, labels: Sequence[str], source: str) -> None:
 
 
 def load_part(part: HfPart, architecture: str, state: StateDict, source: str,
-              keep=frozenset(), with_head: bool = True) -> Dict[str, List[str]]:
+              keep=frozenset(), with_head: bool = True,
+              extension: Optional[VocabExtension] = None) -> Dict[str, List[str]]:
   """Assigns one checkpoint's weights to one part of our model.
 
   Args:
@@ -266,10 +269,13 @@ def load_part(part: HfPart, architecture: str, state: StateDict, source: str,
       discriminator's checkpoint provides).
     with_head: load the head too when the checkpoint is of the part's own class (False:
       the encoder alone).
+    extension: the run's vocab extends the checkpoint's: its vocab tables are extended
+      first (training/extension_warm_start.py).
 
   Returns:
     dict `restored` (transformers names read), `variables` (refs of our variables they
-    set), `unused` (names in the checkpoint with no place here).
+    set), `unused` (names in the checkpoint with no place here), `extended` (the vocab
+    tables extended).
 
   Raises:
     ValueError: the encoder's weights are missing there or have other shapes.
@@ -291,6 +297,9 @@ def load_part(part: HfPart, architecture: str, state: StateDict, source: str,
   absent = [slot.name for slot in slots if slot.name not in state]
   if absent:
     raise UserError(f"{source} ({architecture}) has no {', '.join(absent[:4])}")
+  extended = []
+  if extension is not None:
+    state, extended = extend_hf_weights(state, slots, extension, source)
   for slot in slots:  # every shape is checked before any variable changes
     slot.check_hf_shape(state[slot.name], source)
     if slot.variable.ref() not in keep and not hasattr(slot.variable, "assign"):
@@ -313,7 +322,7 @@ def load_part(part: HfPart, architecture: str, state: StateDict, source: str,
       print(f"  note: {source} has a non-zero {name}, but this {part.name}'s head has no "
             "output bias (TEAMS' MWS head, equation 7): it is left unused", flush=True)
   unused = sorted(set(state) - set(restored))
-  return dict(restored=restored, unused=unused,
+  return dict(restored=restored, unused=unused, extended=extended,
               variables={slot.variable.ref() for slot in slots})
 
 
@@ -368,12 +377,16 @@ def read_tf1_electra_checkpoint(path: str) -> Dict[str, StateDict]:
   return {part: _checked_weights(state, path) for part, state in states.items()}
 
 
-def _report(source: str, model, reports: List[Dict[str, List[str]]], assigned) -> None:
+def _report(source: str, model, reports: List[Dict[str, List[str]]], assigned,
+            extension: Optional[VocabExtension]) -> None:
   restored = sum(len(report["restored"]) for report in reports)
   not_loaded = [variable.name for variable in model.weights if variable.ref() not in assigned]
   print(f"init_checkpoint {source}: restored {restored} weights; "
         f"{len(not_loaded)} of the model's {len(model.weights)} variables keep their "
         "initialisation", flush=True)
+  if extension is not None:
+    print(extension.describe([name for report in reports for name in report["extended"]]),
+          flush=True)
   for name in not_loaded:
     print(f"  not_in_checkpoint: {name}", flush=True)
   print_unused([name for report in reports for name in report["unused"]])
@@ -381,7 +394,8 @@ def _report(source: str, model, reports: List[Dict[str, List[str]]], assigned) -
 
 
 def warm_start_model(model, init_checkpoint: str, init_generator_checkpoint: str = "",
-                     labels: Sequence[str] = (), init_head: bool = True) -> Dict[str, Dict]:
+                     labels: Sequence[str] = (), init_head: bool = True,
+                     extension: Optional[VocabExtension] = None) -> Dict[str, Dict]:
   """Warm-starts a built model from any checkpoint kind the runner accepts.
 
   Args:
@@ -394,6 +408,9 @@ def warm_start_model(model, init_checkpoint: str, init_generator_checkpoint: str
     labels: the fine-tuning records' label names by id ((): none), which the head of a
       fine-tuned transformers folder must name in the same order (`check_head_labels`).
     init_head: load a fine-tuned transformers folder's head (False: its encoder alone).
+    extension: the run's vocab extends the checkpoints' (`check_init_checkpoint_vocab`):
+      their vocab tables are extended as it says before they load; config.json's
+      vocab_size is then the old vocab's table, not the encoder's.
 
   Returns:
     part name -> load_part's report for what came from transformers / TF1 checkpoints
@@ -413,39 +430,50 @@ def warm_start_model(model, init_checkpoint: str, init_generator_checkpoint: str
   generator_checkpoint = (read_hf_checkpoint(init_generator_checkpoint)
                           if init_generator_checkpoint else None)
   if generator_checkpoint:
-    check_config(parts["generator"], generator_checkpoint[0], init_generator_checkpoint)
+    check_config(parts["generator"], _extended_config(generator_checkpoint[0], extension,
+                                                      parts["generator"]),
+                 init_generator_checkpoint)
   if is_hf_directory(init_checkpoint):
     config, state = read_hf_checkpoint(init_checkpoint)
-    check_config(main_part, config, init_checkpoint)
+    check_config(main_part, _extended_config(config, extension, main_part), init_checkpoint)
     architecture = _architecture(config, state)
     if architecture == main_part.architecture and init_head:
       check_head_labels(config, labels, init_checkpoint)
     reports[main_part.name] = load_part(main_part, architecture, state, init_checkpoint,
-                                        with_head=init_head)
+                                        with_head=init_head, extension=extension)
   elif is_tf1_electra_checkpoint(init_checkpoint):
     states = read_tf1_electra_checkpoint(init_checkpoint)
     reports[main_part.name] = load_part(main_part, "ElectraForPreTraining",
-                                        states["discriminator"], init_checkpoint)
+                                        states["discriminator"], init_checkpoint,
+                                        extension=extension)
     if "generator" in parts and not init_generator_checkpoint:
       reports["generator"] = load_part(
           parts["generator"], "ElectraForMaskedLM", states["generator"], init_checkpoint,
-          keep=_variable_refs(main_part))
+          keep=_variable_refs(main_part), extension=extension)
   elif init_checkpoint:  # one of our runs, which holds the generator too
     if init_generator_checkpoint:
       raise UserError(
           "TrainerConfig.init_generator_checkpoint goes with a transformers folder or a TF1 "
           f"checkpoint as init_checkpoint, or alone; {init_checkpoint} is one of our runs, "
           "whose checkpoint holds the generator already")
-    return {"model": warm_start(model, init_checkpoint)}
+    return {"model": warm_start(model, init_checkpoint, extension)}
   if generator_checkpoint:
     config, state = generator_checkpoint
     keep = _variable_refs(main_part) if init_checkpoint else frozenset()
     reports["generator"] = load_part(parts["generator"], _architecture(config, state), state,
-                                     init_generator_checkpoint, keep=keep)
+                                     init_generator_checkpoint, keep=keep, extension=extension)
   assigned = set().union(*(report["variables"] for report in reports.values()))
   _report(init_checkpoint or init_generator_checkpoint, model, list(reports.values()),
-          assigned)
+          assigned, extension)
   return reports
+
+
+def _extended_config(config: Dict, extension: Optional[VocabExtension], part: HfPart) -> Dict:
+  """config.json as checked against `part`: across a vocab extension its vocab_size (the
+  old vocab's table) is not compared, the tables being extended to the encoder's."""
+  if extension is None or "vocab_size" not in config:
+    return config
+  return dict(config, vocab_size=part.config.vocab_size)
 
 
 def _variable_refs(part: HfPart):

@@ -23,13 +23,17 @@ from modeling.models.electra import ElectraPretrainer
 from modeling.models.script import ScriptPretrainer
 from modeling.models.teams import TeamsPretrainer
 from tests.kit.encoders import tiny_encoder
+from tests.kit.hf_reference import assert_electra_matches
 from tests.kit.hf_reference import MODELS
 from tests.kit.hf_reference import VOCAB
 from tests.kit.hf_reference import load_transformers_model
+from tests.kit.hf_reference import our_electra_built
 from tests.kit.hf_reference import our_outputs
 from tests.kit.hf_reference import save_as_pytorch_checkpoint
 from tests.kit.hf_reference import scramble_weights
+from tests.kit.hf_reference import transformers_electra_pair
 from tests.kit.hf_reference import transformers_outputs
+from tests.kit.hf_reference import write_tf1_electra_checkpoint
 from tests.kit.inputs import tiny_inputs
 from tests.kit.paths import SAMPLE_VOCAB
 from training.hf.hf_export import export_hf
@@ -97,98 +101,38 @@ def test_the_discriminator_export_loads_into_electra_model_with_no_missing_weigh
   assert not os.path.exists(os.path.join(directory, "vocab.txt"))  # no vocab was given
 
 
-def _transformers_electra_pair(seed=3):
-  """Random transformers discriminator + generator (1/2 wide) with tied embeddings."""
-  disc_config = transformers.ElectraConfig(
-      vocab_size=VOCAB, embedding_size=16, hidden_size=32, num_hidden_layers=2,
-      num_attention_heads=2, intermediate_size=64, max_position_embeddings=64,
-      hidden_dropout_prob=0.0, attention_probs_dropout_prob=0.0)
-  gen_config = transformers.ElectraConfig(**dict(
-      disc_config.to_dict(), hidden_size=16, num_attention_heads=1, intermediate_size=32))
-  discriminator = transformers.TFElectraForPreTraining(disc_config)
-  generator = transformers.TFElectraForMaskedLM(gen_config)
-  for reference in (discriminator, generator):
-    reference(reference.dummy_inputs, training=False)
-  scramble_weights(discriminator.weights, seed=seed)
-  scramble_weights(generator.weights, seed=seed + 1)
-  shared = {w.name.split("/electra/", 1)[1]: w for w in discriminator.weights
-            if "/electra/embeddings/" in w.name}
-  for weight in generator.weights:
-    if "/electra/embeddings/" in weight.name:
-      weight.assign(shared[weight.name.split("/electra/", 1)[1]])
-  return discriminator, generator
-
-
-def _assert_electra_matches(model, discriminator, generator, inputs):
-  parts = {part.name: part for part in hf_parts(model)}
-  for name, reference in (("discriminator", discriminator), ("generator", generator)):
-    sequence, logits = our_outputs(parts[name], inputs)
-    their_sequence, their_logits = transformers_outputs(reference, inputs)
-    np.testing.assert_allclose(sequence, their_sequence, atol=1e-5, rtol=0)
-    np.testing.assert_allclose(logits, their_logits, atol=1e-5, rtol=0)
-
-
-def _our_electra_built(inputs):
-  model = ElectraPretrainer(tiny_encoder(VOCAB), generator_width_multiplier=0.5)
-  for part in hf_parts(model):
-    our_outputs(part, inputs)
-  return model
-
-
 def test_pretraining_starts_from_transformers_discriminator_and_generator_folders(
     tmp_path, capsys):
-  discriminator, generator = _transformers_electra_pair()
+  discriminator, generator = transformers_electra_pair()
   save_as_pytorch_checkpoint(discriminator, str(tmp_path / "disc"))
   save_as_pytorch_checkpoint(generator, str(tmp_path / "gen"))
   inputs = tiny_inputs(seq=SEQ, vocab=VOCAB)
-  model = _our_electra_built(inputs)
+  model = our_electra_built(inputs)
 
   warm_start_model(model, str(tmp_path / "disc"), str(tmp_path / "gen"))
-  _assert_electra_matches(model, discriminator, generator, inputs)
+  assert_electra_matches(model, discriminator, generator, inputs)
   printed = capsys.readouterr().out
   assert "0 of the model's" in printed and "unused" not in printed
 
 
-def _write_tf1_electra_checkpoint(discriminator, generator, prefix):
-  """The pair as google-research/electra names its variables (plus Adam slots and step)."""
-  def tf1_name(weight, scope):
-    name = weight.name.split("/", 1)[1].rsplit(":", 1)[0]  # drop the model scope and ":0"
-    name = name.replace("layer_._", "layer_").replace("dense_prediction", "dense_1")
-    name = name.replace("/weight", "").replace("position_embeddings/embeddings",
-                                               "position_embeddings")
-    name = name.replace("token_type_embeddings/embeddings", "token_type_embeddings")
-    name = name.replace("generator_lm_head/bias", "generator_predictions/output_bias")
-    return name.replace("electra/", scope + "/", 1) if name.startswith("electra/") else name
-
-  values = {tf1_name(w, "electra"): w.numpy() for w in discriminator.weights}
-  for weight in generator.weights:
-    if "/electra/embeddings/" not in weight.name:
-      values[tf1_name(weight, "generator")] = weight.numpy()
-  values["global_step"] = np.int64(1000)
-  values["electra/embeddings/word_embeddings/adam_m"] = np.ones([VOCAB, 16], np.float32)
-  variables = {name: tf.Variable(value, name=name) for name, value in values.items()}
-  tf.compat.v1.train.Saver(var_list=variables).save(None, prefix)
-  return sorted(values)
-
-
 def test_pretraining_starts_from_a_google_research_electra_tf1_checkpoint(tmp_path):
-  discriminator, generator = _transformers_electra_pair(seed=5)
-  names = _write_tf1_electra_checkpoint(discriminator, generator, str(tmp_path / "model.ckpt"))
+  discriminator, generator = transformers_electra_pair(seed=5)
+  names = write_tf1_electra_checkpoint(discriminator, generator, str(tmp_path / "model.ckpt"))
   assert "generator/encoder/layer_1/attention/self/query/kernel" in names
   assert "discriminator_predictions/dense_1/kernel" in names
   inputs = tiny_inputs(seq=SEQ, vocab=VOCAB)
-  model = _our_electra_built(inputs)
+  model = our_electra_built(inputs)
 
   warm_start_model(model, str(tmp_path / "model.ckpt"))
-  _assert_electra_matches(model, discriminator, generator, inputs)
+  assert_electra_matches(model, discriminator, generator, inputs)
 
 
 def test_an_export_round_trips_through_import(tmp_path):
   inputs = tiny_inputs(seq=SEQ, vocab=VOCAB)
-  source = _our_electra_built(inputs)
+  source = our_electra_built(inputs)
   scramble_weights(source.weights, seed=7)
   written = export_hf(source, str(tmp_path))
-  target = _our_electra_built(inputs)
+  target = our_electra_built(inputs)
   warm_start_model(target, written["discriminator"], written["generator"])
   for ours, theirs in zip(source.weights, target.weights):
     np.testing.assert_array_equal(ours.numpy(), theirs.numpy(), err_msg=ours.name)
@@ -262,7 +206,7 @@ def test_fine_tuning_encoder_starts_from_a_bert_folder(tmp_path):
 
 
 def test_a_checkpoint_of_other_shapes_stops_naming_the_weight(tmp_path):
-  discriminator, _ = _transformers_electra_pair()
+  discriminator, _ = transformers_electra_pair()
   save_as_pytorch_checkpoint(discriminator, str(tmp_path / "disc"))
   # config.json says 48, as this encoder has, but the weights are 64 wide (a config.json
   # that says 64 is refused earlier, naming the field: test_hf_import_checks.py).
@@ -281,7 +225,7 @@ def test_a_checkpoint_of_other_shapes_stops_naming_the_weight(tmp_path):
 
 def _saved_discriminator(tmp_path, edit):
   """A transformers discriminator folder whose state dict `edit` changed in place."""
-  discriminator, _ = _transformers_electra_pair()
+  discriminator, _ = transformers_electra_pair()
   directory = str(tmp_path / "disc")
   save_as_pytorch_checkpoint(discriminator, directory)
   path = os.path.join(directory, "model.safetensors")
@@ -294,7 +238,7 @@ def _saved_discriminator(tmp_path, edit):
 def test_a_checkpoint_missing_an_encoder_weight_stops_naming_it(tmp_path):
   directory = _saved_discriminator(
       tmp_path, lambda state: state.pop("electra.encoder.layer.1.output.LayerNorm.bias"))
-  model = _our_electra_built(tiny_inputs(seq=SEQ, vocab=VOCAB))
+  model = our_electra_built(tiny_inputs(seq=SEQ, vocab=VOCAB))
   # 39 = 3 tables + embedding LayerNorm (2) + E->H projection (2) + 2 layers x 16.
   with pytest.raises(ValueError, match=r"lacks 1 of the discriminator's 39 encoder weights, "
                      r"e\.g\. electra\.encoder\.layer\.1\.output\.LayerNorm\.bias"):
@@ -329,7 +273,7 @@ def test_a_shape_mismatch_changes_no_weight(tmp_path):
   # The last encoder weight is the wrong shape: nothing before it may have been assigned.
   directory = _saved_discriminator(tmp_path, lambda state: state.update({
       "electra.encoder.layer.1.output.LayerNorm.bias": np.zeros([31], np.float32)}))
-  model = _our_electra_built(tiny_inputs(seq=SEQ, vocab=VOCAB))
+  model = our_electra_built(tiny_inputs(seq=SEQ, vocab=VOCAB))
   before = [w.numpy() for w in model.weights]
   with pytest.raises(ValueError, match=r"LayerNorm\.bias has shape \[31\] there"):
     warm_start_model(model, directory)
