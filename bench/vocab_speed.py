@@ -6,7 +6,7 @@ tensorflow-text builder), on the same files in one run.
 
 Times, in turns (ours, plain, ours, plain, ...; the median of --repeats each):
 
-1. `data.build_vocab.build_vocab` (this library: our bad-input rules and progress lines,
+1. `data.wordpiece_vocab.build_vocab` (this library: our bad-input rules and progress lines,
    `tokenizers`' WordPieceTrainer fed from Python), and
 2. `tokenizers.BertWordPieceTokenizer(...).train(files)`: HuggingFace's own WordPiece
    recipe, reading the files in Rust: what a user would run by hand;
@@ -30,7 +30,7 @@ import time
 REPO_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, REPO_ROOT)
 
-from data import build_vocab  # pylint: disable=g-import-not-at-top,wrong-import-position
+from data import wordpiece_vocab  # pylint: disable=g-import-not-at-top,wrong-import-position
 from data import text_reading  # pylint: disable=g-import-not-at-top,wrong-import-position
 from data import tokenization  # pylint: disable=g-import-not-at-top,wrong-import-position
 
@@ -38,7 +38,7 @@ _MIN_FREQUENCY = 2
 
 
 def run_ours(files, vocab_size):
-  return build_vocab.build_vocab(files, vocab_size, lower_case=True,
+  return wordpiece_vocab.build_vocab(files, vocab_size, lower_case=True,
                                  min_frequency=_MIN_FREQUENCY)
 
 

@@ -15,7 +15,7 @@ a warm start across the extension needs (docs/pretrain.md, "Warm starts"):
   encoder_config.vocab_size = <the extended size>
   TrainerConfig.vocab_extension_init = 'mean_of_pieces'
 
-The counts split text with `tokenizers`' WordPiece behind build_vocab's normaliser and
+The counts split text with `tokenizers`' WordPiece behind the builder's normaliser and
 pre-tokeniser (the split transformers' fast BertTokenizer makes); a word is a pre-token.
 
 A SentencePiece model is refused: its pieces carry scores from a unigram (or BPE) model fitted
@@ -24,6 +24,7 @@ train a new SentencePiece model on the old and the domain text instead.
 """
 from data import program  # (first: sets TensorFlow's log level, should anything load it)
 import dataclasses
+import os
 from typing import List, Sequence
 
 from absl import app
@@ -32,7 +33,7 @@ from absl import logging
 from tokenizers import Tokenizer
 from tokenizers import models
 
-from data import build_vocab
+from data import wordpiece_vocab
 from data import file_io
 from data import text_reading
 from data import vocab_extension
@@ -87,8 +88,8 @@ def read_wordpiece_vocab(path: str) -> List[str]:
 
 
 def wordpiece_splitter(tokens: Sequence[str], lower_case: bool) -> Tokenizer:
-  """A `tokenizers` WordPiece over `tokens`, normalising and pre-splitting as build_vocab."""
-  splitter = build_vocab.wordpiece_tokenizer(lower_case, strip_accents=lower_case)
+  """A `tokenizers` WordPiece over `tokens`, normalising and pre-splitting as the builder."""
+  splitter = wordpiece_vocab.wordpiece_tokenizer(lower_case, strip_accents=lower_case)
   splitter.model = models.WordPiece(
       {token: index for index, token in enumerate(tokens)}, unk_token=vocab_tokens.UNK_TOKEN,
       max_input_chars_per_word=vocab_extension.MAX_CHARS_PER_WORD)
@@ -100,7 +101,7 @@ def split_counts(files: Sequence[str], tokens: Sequence[str], lower_case: bool) 
   splitter = wordpiece_splitter(tokens, lower_case)
   unk_id = tokens.index(vocab_tokens.UNK_TOKEN)
   words = pieces = unknown = 0
-  for text, _ in build_vocab.iter_text_blocks(files, warn=False):
+  for text, _ in wordpiece_vocab.iter_text_blocks(files, warn=False):
     lines = text.split("\n")
     for encoding in splitter.encode_batch(lines, add_special_tokens=False):
       words += len(set(word for word in encoding.word_ids if word is not None))
@@ -116,7 +117,7 @@ def learn_new_pieces(files: Sequence[str], old_tokens: Sequence[str], new_pieces
   old = set(old_tokens)
   ask = _FIRST_ASK * new_pieces + len(vocab_tokens.SPECIAL_TOKENS)
   while True:
-    learned = build_vocab.build_vocab(files, ask, lower_case, None, min_frequency)
+    learned = wordpiece_vocab.build_vocab(files, ask, lower_case, None, min_frequency)
     found = [piece for piece in learned if piece not in old]
     # Fewer pieces than asked: the corpus gives no more. (More: its alphabet alone exceeds
     # the ask.)
@@ -174,10 +175,13 @@ def _report(files: Sequence[str], old_tokens: Sequence[str], new_tokens: Sequenc
 def main(argv):
   del argv
   try:
+    if os.path.abspath(FLAGS.output) == os.path.abspath(FLAGS.vocab):
+      raise UserError(f"--output={FLAGS.output} is --vocab: write the extension to another "
+                      "file (the old vocab is what the checkpoint was trained with)")
     tokens = extend_vocab(FLAGS.vocab, FLAGS.input_files, FLAGS.new_pieces, FLAGS.lower_case,
                           FLAGS.min_frequency)
     old_size = len(read_wordpiece_vocab(FLAGS.vocab))
-    build_vocab.write_vocab(tokens, FLAGS.output)
+    file_io.write_whole(FLAGS.output, "".join(token + "\n" for token in tokens))
   except ValueError as e:  # bad input or settings (UserError included): the message says
     raise SystemExit(f"error: {e}") from e
   logging.info("Wrote %s: the %d pieces of %s, then %d new ones (ids %d-%d).", FLAGS.output,

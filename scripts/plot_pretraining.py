@@ -9,7 +9,6 @@ figure the run has: losses (masked_lm_loss, disc_loss), disc_auc, masked_lm_accu
 disc_auc panel. Default output: DIR/pretraining_curves.png.
 """
 from data import program  # (first: before TensorFlow loads)
-import glob
 import os
 import sys
 from typing import Dict, List, Tuple
@@ -23,22 +22,9 @@ Series = Dict[str, List[Tuple[int, float]]]  # metric -> [(step, value)] sorted 
 
 
 def training_series(model_dir: str) -> Series:
-  """metric -> [(step, value)] from DIR/train's events; a repeated step keeps its last value."""
-  import tensorflow as tf  # pylint: disable=g-import-not-at-top
-  wanted = {name for _, names in PANELS for name in names}
-  values: Dict[str, Dict[int, Tuple[float, float]]] = {}
-  for path in glob.glob(os.path.join(model_dir, "train", "events.out.tfevents.*")):
-    for record in tf.data.TFRecordDataset(path):
-      event = tf.compat.v1.Event.FromString(record.numpy())
-      for value in event.summary.value:
-        if value.tag in wanted:
-          number = float(tf.make_ndarray(value.tensor)) if value.HasField("tensor") else (
-              value.simple_value)
-          previous = values.setdefault(value.tag, {}).get(event.step)
-          if previous is None or event.wall_time >= previous[0]:
-            values[value.tag][event.step] = (event.wall_time, number)
-  return {name: sorted((step, number) for step, (_, number) in by_step.items())
-          for name, by_step in values.items()}
+  """metric -> [(step, value)] of the panels' metrics in DIR/train's events."""
+  from training.reporting import training_series as read_series  # pylint: disable=g-import-not-at-top
+  return read_series(model_dir, {name for _, names in PANELS for name in names})
 
 
 def evaluation_series(model_dir: str) -> Series:

@@ -17,9 +17,10 @@ Inside data/ and training/, groups of modules (GROUPS) point down too (MAY_IMPOR
                         shared pieces
   data/pretraining/, data/finetuning/   the shared pieces and themselves, never each other
   data/'s programs      (create_pretraining_data, create_finetuning_data, make_kjv_books,
-                        build_vocab: flags and main) the shared pieces and both sub-packages
+                        build_vocab, extend_vocab: flags and main) the shared pieces and both
+                        sub-packages
   training/'s base      (checkpoints, checkpoint_path, run_vocab, gin_config,
-                        fresh_directory): only the base
+                        fresh_directory, extension_warm_start): only the base
   training/'s core      (the loop, trainer, optimizer, precision, ...): itself and the base
   training/serving/, training/hf/   the base and themselves: never the loop, the optimizer or
                         each other
@@ -57,14 +58,15 @@ ALLOWED = {
 GROUPS = {
     "data": {
         "program": ("data.create_pretraining_data", "data.create_finetuning_data",
-                    "data.make_kjv_books", "data.build_vocab"),
+                    "data.make_kjv_books", "data.build_vocab", "data.extend_vocab"),
         "pretraining": ("data.pretraining",),
         "finetuning": ("data.finetuning",),
     },
     "training": {
         "program": ("training.saved_model_cli",),
         "base": ("training.checkpoints", "training.checkpoint_path", "training.run_vocab",
-                 "training.gin_config", "training.fresh_directory"),
+                 "training.gin_config", "training.fresh_directory",
+                 "training.extension_warm_start"),
         "serving": ("training.serving",),
         "hf": ("training.hf",),
         "runner": ("training.experiment",),

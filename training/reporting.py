@@ -3,7 +3,8 @@ evaluations and of training faults (non-finite steps, rollbacks)."""
 import json
 import os
 import time
-from typing import Dict, List, Mapping, Optional
+import glob
+from typing import Dict, List, Mapping, Optional, Tuple
 
 from absl import logging
 import orbit
@@ -129,3 +130,23 @@ class MetricsFile:
     record.update({key: float(value) for key, value in outputs.items()})
     self.write(record)
     print(f"eval step {record['step']} | {format_outputs(outputs)}", flush=True)
+
+
+def training_series(model_dir: str, names) -> Dict[str, List[Tuple[int, float]]]:
+  """metric -> [(step, value)] of the metrics `names` in DIR/train's TensorBoard events (the
+  runner's per-summary-interval values), sorted by step; a repeated step (a resumed run)
+  keeps its last value."""
+  wanted = set(names)
+  values: Dict[str, Dict[int, Tuple[float, float]]] = {}
+  for path in glob.glob(os.path.join(model_dir, "train", "events.out.tfevents.*")):
+    for record in tf.data.TFRecordDataset(path):
+      event = tf.compat.v1.Event.FromString(record.numpy())
+      for value in event.summary.value:
+        if value.tag in wanted:
+          number = float(tf.make_ndarray(value.tensor)) if value.HasField("tensor") else (
+              value.simple_value)
+          previous = values.setdefault(value.tag, {}).get(event.step)
+          if previous is None or event.wall_time >= previous[0]:
+            values[value.tag][event.step] = (event.wall_time, number)
+  return {name: sorted((step, number) for step, (_, number) in by_step.items())
+          for name, by_step in values.items()}

@@ -173,11 +173,12 @@ def vocab_rows(out: str) -> List[Dict]:
 
 def plot_losses(out: str, arms: List[str], output: str) -> None:
   from bench import plotting  # pylint: disable=g-import-not-at-top
-  from scripts.plot_pretraining import training_series  # pylint: disable=g-import-not-at-top
+  from training.reporting import training_series  # pylint: disable=g-import-not-at-top
   pyplot = plotting.pyplot()
   figure, axes = pyplot.subplots(figsize=(7, 4))
   for arm in arms:
-    series = training_series(os.path.join(out, "continued", arm)).get("masked_lm_loss", [])
+    series = training_series(os.path.join(out, "continued", arm), ["masked_lm_loss"]).get(
+        "masked_lm_loss", [])
     axes.plot([step for step, _ in series], [value for _, value in series], label=arm)
   axes.set_xlabel("continued-pretraining step")
   axes.set_ylabel("training MLM loss (own vocab)")

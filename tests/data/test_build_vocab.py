@@ -1,4 +1,5 @@
-"""Tests of data/build_vocab.py (HuggingFace `tokenizers`' trainer) on the tiny sample corpus."""
+"""Tests of data/build_vocab.py and its learner data/wordpiece_vocab.py (HuggingFace
+`tokenizers`' trainer) on the tiny sample corpus."""
 
 import os
 import subprocess
@@ -6,7 +7,7 @@ import sys
 
 from tokenizers import BertWordPieceTokenizer
 
-from data import build_vocab
+from data import wordpiece_vocab
 from data import text_reading
 from data import tokenization
 from tests.kit import paths
@@ -19,13 +20,13 @@ def _corpus_lines(count):
 
 
 def test_vocab_has_special_tokens_then_word_pieces_and_tokenizes_its_corpus(tmp_path):
-  vocab = build_vocab.build_vocab(paths.TINY_CORPUS, vocab_size=400, lower_case=True)
+  vocab = wordpiece_vocab.build_vocab(paths.TINY_CORPUS, vocab_size=400, lower_case=True)
   assert vocab[:5] == ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]
   assert len(vocab) == 400 and len(set(vocab)) == len(vocab)
   assert "the" in vocab and any(token.startswith("##") for token in vocab)
   assert all(token == token.lower() for token in vocab[5:])
   vocab_file = tmp_path / "vocab.txt"
-  build_vocab.write_vocab(vocab, str(vocab_file))
+  wordpiece_vocab.write_vocab(vocab, str(vocab_file))
   tokenizer = tokenization.WordpieceTokenizer(str(vocab_file))  # FastBertTokenizer.
   assert tokenization.load_vocab(str(vocab_file)) == vocab
   assert (tokenizer.pad_id, tokenizer.unk_id, tokenizer.cls_id, tokenizer.sep_id,
@@ -45,27 +46,28 @@ def test_vocab_has_special_tokens_then_word_pieces_and_tokenizes_its_corpus(tmp_
 def test_the_same_corpus_gives_the_same_vocab():
   # Without continuation_alphabet, six runs gave six different vocabs here (ties between
   # equally frequent pairs broken in hash order).
-  runs = {tuple(build_vocab.build_vocab(paths.TINY_CORPUS, vocab_size=400)) for _ in range(4)}
+  runs = {tuple(wordpiece_vocab.build_vocab(paths.TINY_CORPUS, vocab_size=400))
+          for _ in range(4)}
   assert len(runs) == 1
 
 
 def test_continuation_alphabet_holds_letters_not_punctuation(tmp_path):
   path = tmp_path / "corpus.txt"
   path.write_text("Straße, Café! 42 x\n")
-  tokenizer = build_vocab.wordpiece_tokenizer(lower_case=True, strip_accents=True)
-  assert build_vocab.continuation_alphabet([str(path)], tokenizer) == [
+  tokenizer = wordpiece_vocab.wordpiece_tokenizer(lower_case=True, strip_accents=True)
+  assert wordpiece_vocab.continuation_alphabet([str(path)], tokenizer) == [
       "##" + char for char in "24acefrstxß"]
 
 
 def test_cased_vocab_keeps_capitals_and_a_lower_cased_tokenizer_warns(tmp_path):
-  vocab = build_vocab.build_vocab(paths.TINY_CORPUS, vocab_size=300, lower_case=False)
+  vocab = wordpiece_vocab.build_vocab(paths.TINY_CORPUS, vocab_size=300, lower_case=False)
   assert "God" in vocab and "god" not in vocab
   capitalised = sum(token != token.lower() for token in vocab[5:])
   assert capitalised > 10
   assert tokenization.check_vocab_casing(vocab, lower_case=True, vocab_file="v.txt").startswith(
       f"v.txt holds {capitalised} pieces with upper-case letters")
   assert tokenization.check_vocab_casing(vocab, lower_case=False) is None
-  lowered = build_vocab.build_vocab(paths.TINY_CORPUS, vocab_size=300)
+  lowered = wordpiece_vocab.build_vocab(paths.TINY_CORPUS, vocab_size=300)
   assert "lower-cased vocab" in tokenization.check_vocab_casing(lowered, lower_case=False)
   assert tokenization.check_vocab_casing(lowered, lower_case=True) is None
 
@@ -74,7 +76,8 @@ def test_blocks_drop_invalid_utf8_and_overlong_lines_and_cover_every_byte(tmp_pa
   path = tmp_path / "corpus.txt"
   content = b"good line\n\xff bad\nanother good\n" + b"x" * 30 + b"\n\nlast"
   path.write_bytes(content)
-  blocks = list(build_vocab.iter_text_blocks([str(path)], max_line_bytes=20, block_bytes=16))
+  blocks = list(wordpiece_vocab.iter_text_blocks([str(path)], max_line_bytes=20,
+                                                 block_bytes=16))
   lines = [line for text, _ in blocks for line in text.split("\n") if line]
   assert lines == ["good line", "another good", "last"]
   assert sum(size for _, size in blocks) == len(content)
@@ -95,8 +98,9 @@ def test_command_line_defaults_to_lower_case_and_prints_plain_progress_lines(tmp
 def test_the_vocab_builders_never_load_tensorflow_for_local_files(tmp_path):
   # Its import costs seconds of CPU, as much as learning a vocab from a few MB (issue #36).
   # data.extend_vocab runs the same builder.
-  code = ("import sys; from data import build_vocab, extend_vocab; "
-          "build_vocab.write_vocab(build_vocab.build_vocab(sys.argv[1], 300), sys.argv[2]); "
+  code = ("import sys; from data import build_vocab, extend_vocab, wordpiece_vocab; "
+          "wordpiece_vocab.write_vocab(wordpiece_vocab.build_vocab(sys.argv[1], 300), "
+          "sys.argv[2]); "
           "extend_vocab.split_counts([sys.argv[1]], extend_vocab.extend_vocab("
           "sys.argv[2], sys.argv[1], 5, True, 2), True); "
           "print(sorted(m for m in ('tensorflow', 'tensorflow_text') if m in sys.modules))")

@@ -96,3 +96,6 @@ def test_the_command_writes_the_vocab_and_reports_the_split_or_stops_in_one_line
   last = failed.stderr.strip().splitlines()[-1]  # (after the builder's progress lines)
   assert last.startswith("error: --input_files=") and failed.stderr.count("error") == 1
   assert "Traceback" not in failed.stderr
+  itself = _run(f"--vocab={output}", f"--input_files={corpus}", f"--output={output}")
+  assert itself.returncode == 1 and f"error: --output={output} is --vocab" in itself.stderr
+  assert len(output.read_text(encoding="utf-8").splitlines()) == len(_old_vocab()) + 30
