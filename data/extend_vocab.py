@@ -13,7 +13,7 @@ It prints the domain text's pieces per word and [UNK] rate under both vocabs, an
 a warm start across the extension needs (docs/pretrain.md, "Warm starts"):
 
   encoder_config.vocab_size = <the extended size>
-  TrainerConfig.vocab_extension_init = 'mean_of_pieces'
+  TrainerConfig.vocab_extension_init = 'mean_of_pieces'  (or 'random')
 
 The counts split text with `tokenizers`' WordPiece behind the builder's normaliser and
 pre-tokeniser (the split transformers' fast BertTokenizer makes); a word is a pre-token.
@@ -189,7 +189,8 @@ def main(argv):
   _report(text_reading.list_input_files(FLAGS.input_files), tokens[:old_size], tokens,
           FLAGS.lower_case)
   logging.info("To warm-start across the extension, bind:\n  encoder_config.vocab_size = %d\n"
-               "  TrainerConfig.vocab_extension_init = 'mean_of_pieces'", len(tokens))
+               "  TrainerConfig.vocab_extension_init = 'mean_of_pieces'  (or 'random')",
+               len(tokens))
 
 
 def entry_point():

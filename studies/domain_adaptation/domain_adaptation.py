@@ -20,6 +20,9 @@ then fine-tunes on the domain task with configs/finetune/classification.gin unch
 (3 epochs, lr 3e-4, batch 32, layer-wise decay 0.8) at 64 pieces, seeds 0, 1, 2; the score
 is the dev accuracy of the last evaluation (nothing is selected on it).
 
+Each continued arm's warm start is also evaluated before any update (one step at learning
+rate 0), so the rows' initialisation is seen apart from what training makes of it.
+
 Every stage skips what an earlier call finished (a run's DIR with its last checkpoint or
 metrics), so a stopped study resumes. Writes OUTPUT_DIR/results.md and results.json (the
 table, the domain text's pieces per word and [UNK] rate per vocab) and
@@ -122,8 +125,11 @@ def continued_steps(out: str, steps: int) -> Dict[str, int]:
   return {"old_vocab": steps, "extended_mean": extended, "extended_random": extended}
 
 
-def continue_pretraining(out: str, general_run: str, arm: str, steps: int) -> str:
-  model_dir = os.path.join(out, "continued", arm)
+def continue_pretraining(out: str, general_run: str, arm: str, steps: int,
+                         folder: str = "continued", *extra: str) -> str:
+  """Continues `general_run` on the domain records of `arm`'s vocab for `steps` steps into
+  OUT/<folder>/<arm> (`extra`: more bindings), evaluating at the end."""
+  model_dir = os.path.join(out, folder, arm)
   if _finished(model_dir):
     return model_dir
   records = os.path.join(out, "records", vocab_name(arm))
@@ -131,7 +137,7 @@ def continue_pretraining(out: str, general_run: str, arm: str, steps: int) -> st
               f"PretrainingData.train_file_pattern='{records}/train/pretrain-*.tfrecord'",
               f"PretrainingData.eval_file_pattern='{records}/eval/pretrain-*.tfrecord'",
               f"TrainerConfig.train_steps={steps}", f"TrainerConfig.validation_interval={steps}",
-              f"TrainerConfig.checkpoint_interval={steps}"]
+              f"TrainerConfig.checkpoint_interval={steps}", *extra]
   if arm != "old_vocab":
     bindings += [f"encoder_config.vocab_size={vocab_size(vocab_file(out, arm))}",
                  "TrainerConfig.vocab_extension_init="
@@ -139,6 +145,16 @@ def continue_pretraining(out: str, general_run: str, arm: str, steps: int) -> st
   _run("official_runner.py", "--mode=train_and_eval", f"--gin_file={PRETRAINING_CONFIG}",
        f"--model_dir={model_dir}", *[f"--gin_param={binding}" for binding in bindings])
   return model_dir
+
+
+def starting_point(out: str, general_run: str, arm: str) -> Dict:
+  """The held-out domain MLM loss and accuracy of `arm`'s warm start before any update: one
+  step at learning rate 0, then the evaluation."""
+  model_dir = continue_pretraining(
+      out, general_run, arm, 1, "initial", "create_optimizer.learning_rate=0.0",
+      "create_optimizer.warmup_steps=0", "TrainerConfig.steps_per_loop=1",
+      "TrainerConfig.summary_interval=1")
+  return last_eval(model_dir)
 
 
 def finetune(out: str, arm: str, encoder_run: str, seed: int) -> str:
@@ -187,14 +203,23 @@ def plot_losses(out: str, arms: List[str], output: str) -> None:
   plotting.save(figure, axes, output)
 
 
-def report(out: str, steps: Dict[str, int], scores: Dict[str, List[float]]) -> str:
-  lines = ["| arm | continued steps | dev accuracy, mean ± sd | seeds 0, 1, 2 |",
+def report(out: str, steps: Dict[str, int], scores: Dict[str, List[float]],
+           pretraining: Dict[str, Dict[str, Dict]]) -> str:
+  """Markdown: the fine-tuning table, the continued runs' held-out MLM figures at their start
+  and end (`pretraining`: arm -> {"start", "end"} evaluation records), the vocabs' split."""
+  lines = ["| arm | continued steps | dev accuracy %, mean ± sd | seeds 0, 1, 2 |",
            "|---|---:|---|---|"]
   for arm in ARMS:
     values = scores[arm]
-    lines.append(f"| {arm} | {steps.get(arm, 0)} | {100 * statistics.mean(values):.1f} ± "
-                 f"{100 * statistics.stdev(values):.1f} | "
-                 + ", ".join(f"{100 * value:.1f}" for value in values) + " |")
+    lines.append(f"| {arm} | {steps.get(arm, 0)} | {statistics.mean(values):.1f} ± "
+                 f"{statistics.stdev(values):.1f} | "
+                 + ", ".join(f"{value:.1f}" for value in values) + " |")
+  lines += ["", "| arm | held-out MLM loss: start / end | MLM accuracy: start / end |",
+            "|---|---|---|"]
+  for arm, evaluations in pretraining.items():
+    start, end = evaluations["start"], evaluations["end"]
+    lines.append(f"| {arm} | {start['masked_lm_loss']:.3f} / {end['masked_lm_loss']:.3f} | "
+                 f"{start['masked_lm_accuracy']:.3f} / {end['masked_lm_accuracy']:.3f} |")
   lines += ["", "| vocab | pieces | text | pieces per word | [UNK] % of pieces |",
             "|---|---:|---|---:|---:|"]
   for row in vocab_rows(out):
@@ -207,18 +232,21 @@ def study(general_run: str, out: str, steps: int, new_pieces: int) -> str:
   prepare(out, new_pieces)
   arm_steps = continued_steps(out, steps)
   encoders = {"general": general_run}
+  pretraining = {}
   for arm in ("old_vocab", "extended_mean", "extended_random"):
     encoders[arm] = continue_pretraining(out, general_run, arm, arm_steps[arm])
+    pretraining[arm] = {"start": starting_point(out, general_run, arm),
+                        "end": last_eval(encoders[arm])}
   scores = {arm: [last_eval(finetune(out, arm, encoders[arm], seed))["accuracy"]
                   for seed in SEEDS] for arm in ARMS}
   plot_losses(out, ["old_vocab", "extended_mean", "extended_random"],
               os.path.join(out, "continued_pretraining.png"))
-  table = report(out, arm_steps, scores)
+  table = report(out, arm_steps, scores, pretraining)
   with open(os.path.join(out, "results.md"), "w", encoding="utf-8") as f:
     f.write(table)
   with open(os.path.join(out, "results.json"), "w", encoding="utf-8") as f:
-    json.dump({"steps": arm_steps, "dev_accuracy": scores, "vocabs": vocab_rows(out)}, f,
-              indent=1)
+    json.dump({"steps": arm_steps, "dev_accuracy": scores, "pretraining_eval": pretraining,
+               "vocabs": vocab_rows(out)}, f, indent=1)
   return table
 
 
