@@ -4,7 +4,7 @@ row starts from.
 An extension keeps every piece of the old WordPiece vocab at its id and appends new pieces
 after the last one (`python -m data.extend_vocab`). A model warm-started across it copies the
 old ids' rows and starts each new piece's row from the old rows of the pieces the old vocab
-splits it into (`piece_sources`; training/vocab_extension.py applies them).
+splits it into (`piece_sources`; training/extension_warm_start.py applies them).
 
 TensorFlow-free (the vocab tool imports it: see data/file_io.py).
 """

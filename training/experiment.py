@@ -27,6 +27,7 @@ from training.checkpoints import remove_partial_checkpoints
 from training.checkpoints import Rollback
 from training.checkpoints import set_aside_damaged_checkpoints
 from training.checkpoints import training_checkpoint
+from training.extension_warm_start import ROW_INITS
 from training.finetuning_trainer import FinetuningTrainer
 from training.fresh_directory import write_anew
 from training.hf.hf_export import export_hf
@@ -42,7 +43,6 @@ from training.run_record import RunRecord
 from training.run_record import writable
 from training.run_labels import check_run_labels
 from training.run_labels import write_run_labels
-from training.extension_warm_start import ROW_INITS
 from training.run_vocab import check_init_checkpoint_vocab
 from training.run_vocab import records_vocab
 from training.run_vocab import write_run_vocab

@@ -18,7 +18,7 @@ start, `TrainerConfig.vocab_extension_init`:
 The tables tied to the vocab are every weight whose first axis is the vocab: the word
 embeddings (the encoder's, a generator's own, GDES's E_delta) and the masked-LM heads'
 output biases (BERT's, ELECTRA's generator, TEAMS', Electric's cloze head): `is_vocab_table`.
-tests/training/test_vocab_extension.py checks that these are all such weights of every
+tests/training/test_extension_warm_start.py checks that these are all such weights of every
 registered objective. Rows past the extended vocab (a table padded beyond it) keep the
 fresh initialisation; the old table's rows past the old vocab are not used.
 """
@@ -95,7 +95,7 @@ class VocabExtension:
 
   def describe(self, tables: Sequence[str]) -> str:
     """The line a warm start prints: rows copied and rows started, and how."""
-    how = ("as the mean of the old rows of the pieces the old vocab splits it into"
+    how = ("as the mean of the old rows of the pieces the old vocab splits each into"
            if self.row_init == MEAN_OF_PIECES else "at random (the fresh initialisation)")
     return (f"  vocab extension ({self.old_file} -> {self.new_file}): in {len(tables)} "
             f"table(s) ({', '.join(_short(name) for name in tables)}), the rows of the "
