@@ -117,22 +117,8 @@ def test_an_unknown_row_rule_or_one_without_init_checkpoint_is_refused():
     TrainerConfig(vocab_extension_init="random")
 
 
-def _vocab_sized_keys(model, vocab):
-  with tempfile.TemporaryDirectory() as scratch:
-    reader = tf.compat.v1.train.NewCheckpointReader(
-        tf.train.Checkpoint(model=model).write(os.path.join(scratch, "m")))
-    shapes = reader.get_variable_to_shape_map()
-  return ({key for key, shape in shapes.items() if vocab in shape and "OPTIMIZER" not in key},
-          {key for key in shapes if is_vocab_table(key)})
-
-
-@pytest.mark.parametrize("objective, bindings", [
-    *[(name, ()) for name in registry.names()],
-    ("electra", ("ElectraPretrainingTask.weight_sharing = 'gdes'",)),
-    ("electra", ("ElectraPretrainingTask.weight_sharing = 'none'",)),
-])
-def test_the_vocab_tables_are_every_weight_with_a_vocab_axis(objective, bindings):
-  vocab = 97  # a size no other axis has
+def _objective_model(objective, bindings, vocab):
+  """The objective's paper-config model, tiny, over `vocab` pieces, built on one batch."""
   task = pretraining_setup.task_from_gin(
       [registry.objective(objective).config_file("small")],
       ["PretrainingData.seq_length = 8", "PretrainingData.max_predictions_per_seq = 2",
@@ -142,8 +128,44 @@ def test_the_vocab_tables_are_every_weight_with_a_vocab_axis(objective, bindings
   model = task.build_model()
   batch = {k: tf.constant(v) for k, v in pretraining_setup.synthetic_examples(task, 2).items()}
   model(task.model_inputs(batch, tf.constant(0), training=True), training=True)
-  with_vocab_axis, named = _vocab_sized_keys(model, vocab)
-  assert with_vocab_axis and with_vocab_axis == named
+  return model
+
+
+def _model_tensors(prefix):
+  reader = tf.compat.v1.train.NewCheckpointReader(prefix)
+  return {key: reader.get_tensor(key) for key in reader.get_variable_to_shape_map()
+          if key.startswith("model/") and "OPTIMIZER" not in key}
+
+
+@pytest.mark.parametrize("objective, bindings", [
+    *[(name, ()) for name in registry.names()],
+    ("electra", ("ElectraPretrainingTask.weight_sharing = 'gdes'",)),
+    ("electra", ("ElectraPretrainingTask.weight_sharing = 'none'",)),
+])
+def test_every_objective_warm_starts_across_an_extension_in_every_vocab_table(
+    objective, bindings, tmp_path):
+  vocab = 97  # a size no other axis has
+  source = _objective_model(objective, bindings, vocab)
+  for variable in source.weights:
+    variable.assign(tf.random.stateless_normal(variable.shape, [4, len(variable.name)],
+                                               dtype=variable.dtype)
+                    if variable.dtype.is_floating else variable)
+  old = _model_tensors(tf.train.Checkpoint(model=source).write(str(tmp_path / "old")))
+  tables = {key for key, value in old.items() if vocab in value.shape}
+  assert tables and tables == {key for key in old if is_vocab_table(key)}
+
+  target = _objective_model(objective, bindings, vocab + len(SOURCES))
+  report = warm_start(target, str(tmp_path / "old"), _extension(MEAN_OF_PIECES, old_size=vocab))
+  assert sorted(report["extended"]) == sorted(tables)
+  new = _model_tensors(tf.train.Checkpoint(model=target).write(str(tmp_path / "new")))
+  assert set(new) == set(old)
+  for key, value in old.items():
+    if key not in tables:
+      np.testing.assert_array_equal(new[key], value, err_msg=key)
+      continue
+    np.testing.assert_array_equal(new[key][:vocab], value, err_msg=key)
+    np.testing.assert_allclose(new[key][vocab:], [value[list(ids)].mean(axis=0)
+                                                   for ids in SOURCES], rtol=1e-5, err_msg=key)
 
 
 def _bert(vocab):
