@@ -33,7 +33,7 @@ import os
 import statistics
 import subprocess
 import sys
-from typing import Dict, List
+from typing import Dict, List, Sequence
 
 from absl import app
 from absl import flags
@@ -59,6 +59,8 @@ def define_flags():
   flags.DEFINE_integer("continued_steps", 1000,
                        "Continued-pretraining steps of the old-vocab arm.")
   flags.DEFINE_integer("new_pieces", 1000, "Domain pieces appended to the general vocab.")
+  flags.DEFINE_list("pretraining_seeds", ["0"], "Continued-pretraining seeds per arm "
+                    "(BertPretrainingTask.seed: data order, masks, fresh rows).")
   flags.mark_flags_as_required(["general_run", "output_dir"])
 
 
@@ -125,11 +127,18 @@ def continued_steps(out: str, steps: int) -> Dict[str, int]:
   return {"old_vocab": steps, "extended_mean": extended, "extended_random": extended}
 
 
+def run_name(arm: str, pretraining_seed: int) -> str:
+  """An arm's continued run: `arm` for pretraining seed 0, `arm-p<seed>` for the others."""
+  return arm if pretraining_seed == 0 else f"{arm}-p{pretraining_seed}"
+
+
 def continue_pretraining(out: str, general_run: str, arm: str, steps: int,
-                         folder: str = "continued", *extra: str) -> str:
+                         folder: str = "continued", *extra: str,
+                         pretraining_seed: int = 0) -> str:
   """Continues `general_run` on the domain records of `arm`'s vocab for `steps` steps into
-  OUT/<folder>/<arm> (`extra`: more bindings), evaluating at the end."""
-  model_dir = os.path.join(out, folder, arm)
+  OUT/<folder>/<run_name> (`extra`: more bindings; the task's seed `pretraining_seed`: data
+  order, masks, fresh rows), evaluating at the end."""
+  model_dir = os.path.join(out, folder, run_name(arm, pretraining_seed))
   if _finished(model_dir):
     return model_dir
   records = os.path.join(out, "records", vocab_name(arm))
@@ -137,7 +146,8 @@ def continue_pretraining(out: str, general_run: str, arm: str, steps: int,
               f"PretrainingData.train_file_pattern='{records}/train/pretrain-*.tfrecord'",
               f"PretrainingData.eval_file_pattern='{records}/eval/pretrain-*.tfrecord'",
               f"TrainerConfig.train_steps={steps}", f"TrainerConfig.validation_interval={steps}",
-              f"TrainerConfig.checkpoint_interval={steps}", *extra]
+              f"TrainerConfig.checkpoint_interval={steps}",
+              f"BertPretrainingTask.seed={pretraining_seed}", *extra]
   if arm != "old_vocab":
     bindings += [f"encoder_config.vocab_size={vocab_size(vocab_file(out, arm))}",
                  "TrainerConfig.vocab_extension_init="
@@ -157,8 +167,9 @@ def starting_point(out: str, general_run: str, arm: str) -> Dict:
   return last_eval(model_dir)
 
 
-def finetune(out: str, arm: str, encoder_run: str, seed: int) -> str:
-  model_dir = os.path.join(out, "finetuned", f"{arm}-{seed}")
+def finetune(out: str, arm: str, encoder_run: str, seed: int, pretraining_seed: int = 0
+             ) -> str:
+  model_dir = os.path.join(out, "finetuned", f"{run_name(arm, pretraining_seed)}-{seed}")
   if not _finished(model_dir):
     _run("official_runner.py", "--mode=train_and_eval", f"--gin_file={FINETUNING_CONFIG}",
          f"--model_dir={model_dir}", f"--gin_param=init_checkpoint='{encoder_run}'",
@@ -187,15 +198,20 @@ def vocab_rows(out: str) -> List[Dict]:
   return rows
 
 
-def plot_losses(out: str, arms: List[str], output: str) -> None:
+def plot_losses(out: str, arms: List[str], pretraining_seeds: Sequence[int],
+                output: str) -> None:
+  """The continued runs' training MLM loss: a colour per arm, a line style per seed."""
   from bench import plotting  # pylint: disable=g-import-not-at-top
   from training.reporting import training_series  # pylint: disable=g-import-not-at-top
   pyplot = plotting.pyplot()
   figure, axes = pyplot.subplots(figsize=(7, 4))
-  for arm in arms:
-    series = training_series(os.path.join(out, "continued", arm), ["masked_lm_loss"]).get(
-        "masked_lm_loss", [])
-    axes.plot([step for step, _ in series], [value for _, value in series], label=arm)
+  for number, arm in enumerate(arms):
+    for style, pretraining_seed in zip(("-", "--", ":"), pretraining_seeds):
+      name = run_name(arm, pretraining_seed)
+      series = training_series(os.path.join(out, "continued", name), ["masked_lm_loss"]).get(
+          "masked_lm_loss", [])
+      axes.plot([step for step, _ in series], [value for _, value in series], style,
+                color=f"C{number}", label=name)
   axes.set_xlabel("continued-pretraining step")
   axes.set_ylabel("training MLM loss (own vocab)")
   axes.set_title("Continued pretraining on the Python docs, equal FLOPs")
@@ -203,57 +219,78 @@ def plot_losses(out: str, arms: List[str], output: str) -> None:
   plotting.save(figure, axes, output)
 
 
-def report(out: str, steps: Dict[str, int], scores: Dict[str, List[float]],
-           pretraining: Dict[str, Dict[str, Dict]]) -> str:
-  """Markdown: the fine-tuning table, the continued runs' held-out MLM figures at their start
-  and end (`pretraining`: arm -> {"start", "end"} evaluation records), the vocabs' split."""
-  lines = ["| arm | continued steps | dev accuracy %, mean ± sd | seeds 0, 1, 2 |",
+def _cell(values: Sequence[float]) -> str:
+  return f"{statistics.mean(values):.1f} ± {statistics.stdev(values):.1f}"
+
+
+def report(steps: Dict[str, int], scores: Dict[str, List[float]],
+           pretraining: Dict[str, Dict[str, Dict]], vocabs: List[Dict]) -> str:
+  """Markdown: the fine-tuning table (`scores`: run name -> the fine-tuning seeds' dev
+  accuracies; a row per continued run, and per arm over all its runs when it has several),
+  the continued runs' held-out MLM figures at their start and end (`pretraining`: run name ->
+  {"start", "end"} evaluation records; "start" for seed 0 only), the vocabs' split
+  (`vocabs`: `vocab_rows`)."""
+  lines = ["| arm | continued steps | dev accuracy %, mean ± sd | fine-tuning seeds 0, 1, 2 |",
            "|---|---:|---|---|"]
   for arm in ARMS:
-    values = scores[arm]
-    lines.append(f"| {arm} | {steps.get(arm, 0)} | {statistics.mean(values):.1f} ± "
-                 f"{statistics.stdev(values):.1f} | "
-                 + ", ".join(f"{value:.1f}" for value in values) + " |")
+    names = [name for name in scores if name == arm or name.startswith(arm + "-p")]
+    for name in names:
+      lines.append(f"| {name} | {steps.get(arm, 0)} | {_cell(scores[name])} | "
+                   + ", ".join(f"{value:.1f}" for value in scores[name]) + " |")
+    if len(names) > 1:
+      pooled = [value for name in names for value in scores[name]]
+      lines.append(f"| {arm}, all {len(pooled)} runs | | **{_cell(pooled)}** | |")
   lines += ["", "| arm | held-out MLM loss: start / end | MLM accuracy: start / end |",
             "|---|---|---|"]
-  for arm, evaluations in pretraining.items():
-    start, end = evaluations["start"], evaluations["end"]
-    lines.append(f"| {arm} | {start['masked_lm_loss']:.3f} / {end['masked_lm_loss']:.3f} | "
-                 f"{start['masked_lm_accuracy']:.3f} / {end['masked_lm_accuracy']:.3f} |")
+  for name, evaluations in pretraining.items():
+    start, end = evaluations.get("start", {}), evaluations["end"]
+    lines.append(" | ".join(
+        [f"| {name}"] + [" / ".join(f"{record[key]:.3f}" if key in record else "-"
+                                    for record in (start, end))
+                         for key in ("masked_lm_loss", "masked_lm_accuracy")]) + " |")
   lines += ["", "| vocab | pieces | text | pieces per word | [UNK] % of pieces |",
             "|---|---:|---|---:|---:|"]
-  for row in vocab_rows(out):
+  for row in vocabs:
     lines.append(f"| {row['vocab']} | {row['pieces']} | {row['text']} | "
                  f"{row['pieces_per_word']:.3f} | {100 * row['unk_rate']:.3f} |")
   return "\n".join(lines) + "\n"
 
 
-def study(general_run: str, out: str, steps: int, new_pieces: int) -> str:
+def study(general_run: str, out: str, steps: int, new_pieces: int,
+          pretraining_seeds: Sequence[int] = (0,)) -> str:
   prepare(out, new_pieces)
   arm_steps = continued_steps(out, steps)
-  encoders = {"general": general_run}
-  pretraining = {}
-  for arm in ("old_vocab", "extended_mean", "extended_random"):
-    encoders[arm] = continue_pretraining(out, general_run, arm, arm_steps[arm])
-    pretraining[arm] = {"start": starting_point(out, general_run, arm),
-                        "end": last_eval(encoders[arm])}
-  scores = {arm: [last_eval(finetune(out, arm, encoders[arm], seed))["accuracy"]
-                  for seed in SEEDS] for arm in ARMS}
-  plot_losses(out, ["old_vocab", "extended_mean", "extended_random"],
+  continued = ("old_vocab", "extended_mean", "extended_random")
+  pretraining, scores = {}, {}
+  for pretraining_seed in pretraining_seeds:
+    for arm in continued:
+      name = run_name(arm, pretraining_seed)
+      encoder = continue_pretraining(out, general_run, arm, arm_steps[arm],
+                                     pretraining_seed=pretraining_seed)
+      pretraining[name] = {"end": last_eval(encoder)}
+      if pretraining_seed == 0:
+        pretraining[name]["start"] = starting_point(out, general_run, arm)
+      scores[name] = [last_eval(finetune(out, arm, encoder, seed, pretraining_seed))["accuracy"]
+                      for seed in SEEDS]
+  scores["general"] = [last_eval(finetune(out, "general", general_run, seed))["accuracy"]
+                       for seed in SEEDS]
+  plot_losses(out, list(continued), pretraining_seeds,
               os.path.join(out, "continued_pretraining.png"))
-  table = report(out, arm_steps, scores, pretraining)
+  vocabs = vocab_rows(out)
+  table = report(arm_steps, scores, pretraining, vocabs)
   with open(os.path.join(out, "results.md"), "w", encoding="utf-8") as f:
     f.write(table)
   with open(os.path.join(out, "results.json"), "w", encoding="utf-8") as f:
     json.dump({"steps": arm_steps, "dev_accuracy": scores, "pretraining_eval": pretraining,
-               "vocabs": vocab_rows(out)}, f, indent=1)
+               "vocabs": vocabs}, f, indent=1)
   return table
 
 
 def main(argv):
   del argv
   print(study(os.path.abspath(FLAGS.general_run), os.path.abspath(FLAGS.output_dir),
-              FLAGS.continued_steps, FLAGS.new_pieces))
+              FLAGS.continued_steps, FLAGS.new_pieces,
+              [int(seed) for seed in FLAGS.pretraining_seeds]))
 
 
 if __name__ == "__main__":

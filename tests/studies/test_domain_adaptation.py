@@ -59,3 +59,22 @@ def test_the_extended_arms_get_the_steps_that_buy_the_old_arms_flops(tmp_path):
   assert steps["old_vocab"] == 1000 and steps["extended_mean"] == steps["extended_random"]
   assert abs(steps["extended_mean"] * new - 1000 * old) <= new / 2
   assert steps["extended_mean"] < 1000
+
+
+def test_the_report_has_a_row_per_continued_run_and_pools_an_arms_seeds():
+  scores = {"old_vocab": [40.0, 42.0, 44.0], "old_vocab-p1": [30.0, 32.0, 34.0],
+            "extended_mean": [1.0, 2.0, 3.0], "extended_random": [4.0, 5.0, 6.0],
+            "general": [7.0, 8.0, 9.0]}
+  pretraining = {"old_vocab": {"start": {"masked_lm_loss": 6.0, "masked_lm_accuracy": 0.1},
+                               "end": {"masked_lm_loss": 3.0, "masked_lm_accuracy": 0.5}},
+                 "old_vocab-p1": {"end": {"masked_lm_loss": 2.5, "masked_lm_accuracy": 0.55}}}
+  vocabs = [{"vocab": "general", "pieces": 10, "text": "t", "pieces_per_word": 1.5,
+             "unk_rate": 0.02}]
+  lines = domain_adaptation.report({"old_vocab": 1000}, scores, pretraining, vocabs).splitlines()
+  assert "| old_vocab | 1000 | 42.0 ± 2.0 | 40.0, 42.0, 44.0 |" in lines
+  assert "| old_vocab-p1 | 1000 | 32.0 ± 2.0 | 30.0, 32.0, 34.0 |" in lines
+  assert "| old_vocab, all 6 runs | | **37.0 ± 5.8** | |" in lines  # sqrt(166 / 5)
+  assert "| general | 0 | 8.0 ± 1.0 | 7.0, 8.0, 9.0 |" in lines
+  assert "| old_vocab | 6.000 / 3.000 | 0.100 / 0.500 |" in lines
+  assert "| old_vocab-p1 | - / 2.500 | - / 0.550 |" in lines
+  assert "| general | 10 | t | 1.500 | 2.000 |" in lines
