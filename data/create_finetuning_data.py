@@ -5,10 +5,13 @@ Your own data, one or two text columns and a label column, in TSV, CSV or JSON-l
   python -m data.create_finetuning_data --task=classification \
       --train_file=my/train.csv --dev_file=my/dev.csv [--test_file=my/test.csv] \
       --text_columns=sentence [--text_columns=sentence2] --label_column=label \
-      [--labels=neg,pos | --regression] --vocab_file=vocab.txt --output_dir=/tmp/mine
+      [--labels=neg,pos | --regression | --multi_label [--label_delimiter=,]] \
+      --vocab_file=vocab.txt --output_dir=/tmp/mine
 
 (or --input_dir=my/ holding train.{tsv,csv,jsonl}, dev.* and optionally test.*). Labels come
-from --labels or, sorted, from the training file; --regression reads a numeric score instead.
+from --labels or, sorted, from the training file; --regression reads a numeric score instead;
+--multi_label a set of labels a row ("sports,politics", an empty field for none; a JSON list
+in .jsonl files).
 The GLUE tasks are presets of the same reader:
 
   python -m data.create_finetuning_data --task=mnli --input_dir=glue_data/MNLI \
@@ -60,7 +63,8 @@ from data.finetuning.tagging_schemes import TAG_SCHEMES
 from data.tokenization import make_tokenizer
 
 FLAGS = flags.FLAGS
-_CLASSIFICATION_FLAGS = ("test_file", "text_columns", "label_column", "labels", "regression")
+_CLASSIFICATION_FLAGS = ("test_file", "text_columns", "label_column", "labels", "regression",
+                         "multi_label", "label_delimiter")
 _TAGGING_FLAGS = ("test_file", "labels", "tag_scheme", "tag_column", "tokens_field",
                   "tags_field")
 
@@ -90,6 +94,11 @@ def define_flags():
                     "(default: the training file's, sorted; tagging: O first).")
   flags.DEFINE_bool("regression", False,
                     "classification: the label is a number to predict (a regression task).")
+  flags.DEFINE_bool("multi_label", False,
+                    "classification: the label column holds a set of labels (any number, "
+                    "none included), joined by --label_delimiter.")
+  flags.DEFINE_string("label_delimiter", ",", "classification --multi_label: what joins a "
+                      "row's labels.")
   flags.DEFINE_enum("tag_scheme", "iob2", list(TAG_SCHEMES),
                     "tagging: iob1 (CoNLL-2003's files), iob2 (BIO), iobes, or plain (a tag "
                     "per word, no spans: POS).")
@@ -145,7 +154,8 @@ def main(argv):
                                               FLAGS.dev_file, FLAGS.test_file)
       meta_data = create_records.create_classification_data(
           tokenizer, FLAGS.output_dir, FLAGS.max_seq_length, files, FLAGS.text_columns,
-          FLAGS.label_column, FLAGS.labels, FLAGS.regression)
+          FLAGS.label_column, FLAGS.labels, FLAGS.regression, FLAGS.multi_label,
+          FLAGS.label_delimiter)
     elif FLAGS.task == TAGGING_TASK:
       files = {split: path for split, path in (("train", FLAGS.train_file),
                                                ("dev", FLAGS.dev_file),

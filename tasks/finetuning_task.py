@@ -174,6 +174,10 @@ class FinetuningTask(abc.ABC):
     A task with a `labels` attribute (TaggingTask) gives those."""
     return tuple(getattr(self, "labels", None) or ())
 
+  def hf_problem_type(self) -> Optional[str]:
+    """config.json's `problem_type` where the head's outputs do not say it, else None."""
+    return None
+
   def hf_head_advice(self) -> str:
     """Why this task's model has no transformers class, and which option gives one."""
     return (f"{type(self).__name__}'s head has no transformers class; export a SavedModel "

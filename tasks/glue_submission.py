@@ -3,8 +3,9 @@
 One file per split: the leaderboard's name for a GLUE test split (`CoLA.tsv`, `MNLI-m.tsv`,
 ...; data/finetuning/glue_tasks.py), `<split>_predictions.tsv` otherwise. A header row
 `index<TAB>prediction` (`<TAB>label` for a labelled split) and one row per example, ordered by
-index: the label name of a classification task, or the score of a regression task (clipped to
-the task's `score_range`, STS-B's 0-5).
+index: the label name of a classification task, the score of a regression task (clipped to
+the task's `score_range`, STS-B's 0-5), or a multi-label task's labels joined by its
+delimiter (empty for none).
 """
 import os
 from typing import Optional, Sequence
@@ -16,6 +17,9 @@ from data.finetuning.sentence_task import SentenceTaskSpec
 
 
 def _value(spec: SentenceTaskSpec, prediction) -> str:
+  if spec.multi_label:  # bool or 0/1 [labels]
+    return spec.label_delimiter.join(
+        name for name, chosen in zip(spec.labels, np.asarray(prediction) > 0.5) if chosen)
   if not spec.is_regression:
     return spec.labels[int(prediction)]
   score = float(prediction)
@@ -34,7 +38,8 @@ def write_submission(output_dir: str, spec: SentenceTaskSpec, split: str,
     spec: the task.
     split: a split of the task (e.g. "test_matched", "dev").
     example_ids: the index of each prediction (a test file's id column, else the row number).
-    predictions: label ids [N], or scores [N] for regression.
+    predictions: label ids [N], scores [N] for regression, or [N, labels] sets (bool, or 0/1)
+      for a multi-label task.
     gold: the gold label ids or scores [N] of a labelled split, written as a third column.
 
   Returns:

@@ -9,7 +9,9 @@ BERT's pooler when the encoder has one, TransformerEncoder.output_pooler), or tr
 ELECTRA head (`head = 'transformers'`: dropout, dense + GELU, dropout, dense); one output for
 a score. `--mode=export_hf` writes ElectraForSequenceClassification for 'transformers' and
 BertForSequenceClassification for 'paper' over a pooler, and refuses 'paper' without one.
-Loss: softmax cross-entropy, or mean squared error for a score, averaged over the global batch.
+Loss: softmax cross-entropy, mean squared error for a score, or for a set of labels a text
+(`--multi_label` records) binary cross-entropy of a sigmoid per label (the mean over labels,
+as transformers' BCEWithLogitsLoss), averaged over the global batch.
 Evaluation: the task's metrics on every dev split (tasks/glue_metrics.py), each dev split's
 predictions with label names (`dev_predictions.tsv`, when there is a predictions_dir) and,
 when `write_test_predictions`, the test splits' prediction (leaderboard) files.
@@ -63,6 +65,9 @@ class GlueTask(FinetuningTask):
     head: 'paper' (ELECTRA's: [CLS], dropout, dense; BERT's over an encoder with a pooler)
       or 'transformers' (ElectraForSequenceClassification's: dropout, dense + GELU, dropout,
       dense), which `--mode=export_hf` writes exactly (docs/finetune.md, which to choose).
+    multi_label_threshold: a multi-label task predicts a label where its sigmoid reaches
+      this (metrics, prediction files, the SavedModel's `labels`); 0.5, transformers' and
+      scikit-learn's usual cut. The evaluation also reports the best threshold on the split.
 
   Metrics (0-100): see tasks/glue_metrics.py; MNLI's carry the split as a suffix
   (`accuracy_dev_matched`, `accuracy_dev_mismatched`).
@@ -90,7 +95,8 @@ class GlueTask(FinetuningTask):
   def __init__(self, encoder: EncoderConfig, data: FinetuningData, task_name: str,
                seed: int = 0, layerwise_lr_decay: float = 0.8,
                electra_off_by_one: bool = False, predictions_dir: str = "",
-               write_test_predictions: bool = False, head: str = "paper"):
+               write_test_predictions: bool = False, head: str = "paper",
+               multi_label_threshold: float = 0.5):
     super().__init__(encoder, data, seed=seed, layerwise_lr_decay=layerwise_lr_decay,
                      electra_off_by_one=electra_off_by_one, predictions_dir=predictions_dir)
     if task_name not in GLUE_TASKS and task_name != CLASSIFICATION_TASK:
@@ -103,12 +109,18 @@ class GlueTask(FinetuningTask):
       raise UserError("write_test_predictions needs a predictions_dir")
     if head not in GLUE_HEADS:
       raise UserError(f"GlueTask.head = {head!r}; choose one of {list(GLUE_HEADS)}")
+    if not 0.0 < multi_label_threshold < 1.0:
+      raise UserError(f"GlueTask.multi_label_threshold = {multi_label_threshold}: a "
+                      "probability strictly between 0 and 1")
     self.head = head
+    self.multi_label_threshold = multi_label_threshold
     self.spec = spec_from_meta_data(self.meta_data, GLUE_TASKS)
     self.write_test_predictions = write_test_predictions
 
   def feature_spec(self):
-    return glue_features.feature_spec(self.seq_length, self.spec.is_regression)
+    return glue_features.feature_spec(
+        self.seq_length, self.spec.is_regression,
+        len(self.spec.labels) if self.spec.multi_label else 0)
 
   @property
   def eval_splits(self) -> Sequence[str]:
@@ -138,6 +150,10 @@ class GlueTask(FinetuningTask):
   def hf_labels(self) -> Sequence[str]:
     return tuple(self.spec.labels)
 
+  def hf_problem_type(self):
+    """transformers' name for a set of labels a text; None: its outputs say it."""
+    return "multi_label_classification" if self.spec.multi_label else None
+
   def hf_head_advice(self) -> str:
     if self.head == "transformers":
       return ("GlueTask.head = 'transformers' over an encoder with a pooler "
@@ -164,16 +180,28 @@ class GlueTask(FinetuningTask):
             "= 'transformers' and no pooler for ElectraForSequenceClassification")
 
   def build_metrics(self) -> Dict[str, tf_keras.metrics.Metric]:
-    """Training accuracy (0-100, like the evaluation metrics) for classification tasks."""
+    """Training accuracy (0-100, like the evaluation metrics) for classification tasks; for a
+    multi-label task, the exact-set accuracy at the threshold."""
     if self.spec.is_regression:
       return {}
+    if self.spec.multi_label:
+      return dict(subset_accuracy=tf_keras.metrics.Mean("subset_accuracy"))
     return dict(accuracy=tf_keras.metrics.Mean("accuracy"))
 
   def compute_losses(self, batch: Mapping[str, tf.Tensor],
                      outputs: tf.Tensor) -> StepResult:
     # Test rows of an evaluation pass have no label (weight 0); training rows all count.
-    weights = batch.get("label_weight", tf.ones_like(batch["label_ids"], tf.float32))
-    if self.spec.is_regression:
+    weights = batch.get("label_weight", tf.ones([tf.shape(outputs)[0]], tf.float32))
+    if self.spec.multi_label:
+      labels = tf.cast(batch["label_ids"], tf.float32)
+      logits = tf.cast(outputs, tf.float32)
+      per_example = tf.reduce_mean(tf.nn.sigmoid_cross_entropy_with_logits(
+          labels=labels, logits=logits), axis=-1)
+      chosen = tf.sigmoid(logits) >= self.multi_label_threshold
+      exact = tf.reduce_all(tf.equal(chosen, labels > 0.5), axis=-1)
+      metric_updates = dict(subset_accuracy=dict(values=100.0 * tf.cast(exact, tf.float32),
+                                                 sample_weight=weights))
+    elif self.spec.is_regression:
       per_example = tf.square(outputs - tf.cast(batch["label_ids"], tf.float32))
       metric_updates = {}
     else:
@@ -197,11 +225,16 @@ class GlueTask(FinetuningTask):
     labelled = self.labelled_splits()
     for index, split in enumerate(splits):
       rows = gathered["split_index"] == index
-      predictions = glue_metrics.predictions_from_outputs(self.spec, gathered["outputs"][rows])
+      predictions = glue_metrics.predictions_from_outputs(
+          self.spec, gathered["outputs"][rows], self.multi_label_threshold)
       if split in labelled:
         suffix = f"_{split}" if len(labelled) > 1 else ""
-        for name, value in glue_metrics.compute_metrics(
-            self.spec, gathered["label_ids"][rows], predictions).items():
+        found = glue_metrics.compute_metrics(self.spec, gathered["label_ids"][rows],
+                                             predictions)
+        if self.spec.multi_label:
+          found.update(glue_metrics.best_threshold(gathered["label_ids"][rows],
+                                                   gathered["outputs"][rows]))
+        for name, value in found.items():
           results[name + suffix] = value
         if self.predictions_dir:
           write_submission(self.predictions_dir, self.spec, split,

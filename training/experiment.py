@@ -455,8 +455,10 @@ def _export(run: Run) -> None:
   output_dir = os.path.join(run.model_dir, "export", "hf", str(run.step))
   vocab = export_vocab(run.task, ExportConfig(), run.model_dir)
   labels = getattr(run.task, "hf_labels", tuple)()
+  problem_type = getattr(run.task, "hf_problem_type", lambda: None)()
   # Written anew: an export of this step before is replaced whole, no stale file kept.
-  names = write_anew(output_dir, lambda staging: export_hf(run.model, staging, vocab, labels))
+  names = write_anew(output_dir, lambda staging: export_hf(run.model, staging, vocab, labels,
+                                                           problem_type))
   for name in names:
     print(f"exported {name} (HuggingFace transformers) to {os.path.join(output_dir, name)}",
           flush=True)

@@ -27,6 +27,7 @@ from data.finetuning.glue_tasks import GLUE_TASKS
 from data.finetuning.records_folder import META_DATA_FILE
 from data.finetuning.records_folder import write_records_folder
 from data.finetuning.sentence_task import CLASSIFICATION_TASK
+from data.finetuning.sentence_task import DEFAULT_LABEL_DELIMITER
 from data.finetuning.sentence_task import SentenceTaskSpec
 from data.finetuning.sentence_task import spec_to_meta_data
 from data.finetuning.tagging_schemes import order_labels
@@ -166,7 +167,9 @@ def create_classification_data(tokenizer: Tokenizer, output_dir: str,
                                max_seq_length: int, files: Dict[str, str],
                                text_columns: Sequence[str], label_column: str = "label",
                                labels: Optional[Sequence[str]] = None,
-                               regression: bool = False) -> Dict[str, Any]:
+                               regression: bool = False, multi_label: bool = False,
+                               label_delimiter: str = DEFAULT_LABEL_DELIMITER
+                               ) -> Dict[str, Any]:
   """Writes the records and meta data of your own sentence(-pair) task.
 
   Args:
@@ -179,6 +182,9 @@ def create_classification_data(tokenizer: Tokenizer, output_dir: str,
     labels: the label names, in id order; None infers them from the training file (sorted,
       numerically when they are all integers).
     regression: the label is a number to predict (mean squared error; Pearson / Spearman).
+    multi_label: the label column holds a set of labels joined by `label_delimiter` (none
+      included): a sigmoid per label (data/finetuning/sentence_reader.py).
+    label_delimiter: what joins a multi-label row's labels.
 
   Returns:
     The meta data written (its `labels` are the label names in id order).
@@ -189,21 +195,32 @@ def create_classification_data(tokenizer: Tokenizer, output_dir: str,
   """
   if regression and labels:
     raise ValueError("--labels and --regression exclude each other")
+  if regression and multi_label:
+    raise UserError("--multi_label and --regression exclude each other")
+  if multi_label and not label_delimiter.strip():
+    raise UserError(f"--label_delimiter={label_delimiter!r}: give a visible delimiter")
   if labels and len(set(labels)) != len(labels):
     raise ValueError(f"--labels={','.join(labels)} names a label twice")
   if regression:
     labels = ()
   elif not labels:
-    labels = sentence_reader.infer_labels(files["train"], label_column)
+    labels = sentence_reader.infer_labels(files["train"], label_column,
+                                          label_delimiter if multi_label else None)
     logging.info("%d labels from %s: %s", len(labels), files["train"],
                  sentence_reader.label_summary(labels))
   spec = SentenceTaskSpec(CLASSIFICATION_TASK, tuple(text_columns), label_column,
-                          tuple(labels), test_splits=("test",))
-  if spec.num_classes == 1 and not regression:
+                          tuple(labels), test_splits=("test",), multi_label=multi_label,
+                          label_delimiter=label_delimiter)
+  if spec.num_classes == 1 and not regression and not multi_label:
     raise ValueError(f"{files['train']}: only one label ({labels[0]!r}) in column "
                      f"{label_column!r}; a classifier needs two or more (or use --regression)")
   examples = {split: sentence_reader.read_split(spec, path, labelled=split != "test")
               for split, path in files.items()}
+  if multi_label:
+    for split, split_examples in examples.items():
+      if split != "test":
+        empty = sum(1 for example in split_examples if not example.label)
+        logging.info("%s: %d of %d rows have no label", split, empty, len(split_examples))
   return write_sentence_data(spec, examples, tokenizer, output_dir, max_seq_length)
 
 

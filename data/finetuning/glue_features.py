@@ -35,7 +35,8 @@ def encode_examples(examples: Sequence[SentenceExample], spec: SentenceTaskSpec,
 
   Returns:
     Dict of numpy arrays: `input_ids`, `input_mask`, `segment_ids` int64 [N, S];
-    `label_ids` int64 [N] (float32 for regression; 0 for unlabelled test examples);
+    `label_ids` int64 [N] (float32 for regression; float32 [N, labels], 1 for each of a
+    row's labels, for a multi-label task; 0 for unlabelled test examples);
     `example_id` int64 [N].
   """
   tokens_a = tokenizer.tokenize([example.text_a for example in examples])
@@ -55,7 +56,12 @@ def encode_examples(examples: Sequence[SentenceExample], spec: SentenceTaskSpec,
     input_ids[row, :len(ids)] = ids
     input_mask[row, :len(ids)] = 1
     segment_ids[row, len(a) + 2:len(ids)] = 1
-  if spec.is_regression:
+  if spec.multi_label:
+    labels = np.zeros([count, len(spec.labels)], np.float32)
+    for row, example in enumerate(examples):
+      for label in example.label or ():
+        labels[row, spec.labels.index(label)] = 1.0
+  elif spec.is_regression:
     labels = np.array([example.label if example.label is not None else 0.0
                        for example in examples], np.float32)
   else:
@@ -65,11 +71,16 @@ def encode_examples(examples: Sequence[SentenceExample], spec: SentenceTaskSpec,
               label_ids=labels, example_id=np.array([e.example_id for e in examples], np.int64))
 
 
-def feature_spec(seq_length: int, is_regression: bool) -> Dict[str, tf.io.FixedLenFeature]:
-  """The tf.io parse spec of the records `encode_examples` + `write_tfrecord` produce."""
+def feature_spec(seq_length: int, is_regression: bool,
+                 multi_labels: int = 0) -> Dict[str, tf.io.FixedLenFeature]:
+  """The tf.io parse spec of the records `encode_examples` + `write_tfrecord` produce
+  (`multi_labels`: a multi-label task's number of labels; 0: one label a row)."""
+  if multi_labels:
+    label = tf.io.FixedLenFeature([multi_labels], tf.float32)
+  else:
+    label = tf.io.FixedLenFeature([], tf.float32 if is_regression else tf.int64)
   return dict(
       input_ids=tf.io.FixedLenFeature([seq_length], tf.int64),
       input_mask=tf.io.FixedLenFeature([seq_length], tf.int64),
       segment_ids=tf.io.FixedLenFeature([seq_length], tf.int64),
-      label_ids=tf.io.FixedLenFeature([], tf.float32 if is_regression else tf.int64),
-      example_id=tf.io.FixedLenFeature([], tf.int64))
+      label_ids=label, example_id=tf.io.FixedLenFeature([], tf.int64))

@@ -13,6 +13,11 @@ whether a string such as "nan" names a class.
 
 A label is read without its surrounding whitespace (a trailing space or tab is invisible in
 a spreadsheet: "pos " and "pos" are one class); case is significant ("Pos" and "pos" are two).
+
+A multi-label task's label column holds a set: labels joined by the task's delimiter
+("sports,politics"; each stripped; an empty field is the empty set), or a JSON list in a
+.jsonl file. A label outside the task's labels is an error naming the file and line; a JSON
+null is a missing label, as for one label.
 """
 import dataclasses
 import math
@@ -24,7 +29,7 @@ from data.finetuning.glue_tasks import tfds_split_name
 from data.finetuning.sentence_task import SentenceTaskSpec
 from data.user_error import UserError
 
-Label = Union[str, float, None]
+Label = Union[str, float, Tuple[str, ...], None]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -36,7 +41,8 @@ class SentenceExample:
       labelled files (and test files without an id column), the row number from 0.
     text_a: first sentence.
     text_b: second sentence, None for single-sentence tasks.
-    label: label string (classification), float (regression) or None (test files).
+    label: label string (classification), float (regression), the labels in id order
+      (multi-label) or None (test files).
     line: the line of the file it came from (not compared).
   """
   example_id: int
@@ -92,7 +98,29 @@ def _check_label_present(value: Any, where: str, column: str) -> None:
                     "row needs one")
 
 
+def split_label_set(value: Any, delimiter: str) -> List[str]:
+  """A multi-label field's labels: a JSON list's items, or the text split at `delimiter`,
+  each stripped, empty parts dropped ("" and [] are the empty set)."""
+  parts = value if isinstance(value, list) else str(value).split(delimiter)
+  return [name for name in map(label_string, parts) if name]
+
+
+def _label_set(spec: SentenceTaskSpec, value: Any, where: str) -> Tuple[str, ...]:
+  if value is None:
+    raise UserError(f"{where}: no label set in column {spec.label_column!r} (null); an empty "
+                    "set is an empty field (or [] in JSON)")
+  names = split_label_set(value, spec.label_delimiter)
+  for name in names:
+    if name not in spec.labels:
+      raise UserError(f"{where}: unknown label {name!r} in {value!r}; expected some of "
+                      f"({label_summary(spec.labels)}), joined by "
+                      f"{spec.label_delimiter!r}")
+  return tuple(label for label in spec.labels if label in names)
+
+
 def _label(spec: SentenceTaskSpec, value: Any, where: str) -> Label:
+  if spec.multi_label:
+    return _label_set(spec, value, where)
   _check_label_present(value, where, spec.label_column)
   if spec.is_regression:
     try:
@@ -155,8 +183,14 @@ def read_split(spec: SentenceTaskSpec, path: str, labelled: bool,
   return examples
 
 
-def infer_labels(path: str, label_column: str) -> Tuple[str, ...]:
+def infer_labels(path: str, label_column: str, delimiter: Optional[str] = None
+                 ) -> Tuple[str, ...]:
   """The distinct labels of a training file, sorted (numerically when all are integers).
+
+  Args:
+    path: the training file.
+    label_column: its label column.
+    delimiter: a multi-label file's (the labels of every row's set); None: one label a row.
 
   Raises:
     UserError: a row's label is missing (JSON null, an empty field) or reads as a non-finite
@@ -164,6 +198,15 @@ def infer_labels(path: str, label_column: str) -> Tuple[str, ...]:
       (`--labels`) to make such a string a class.
   """
   rows = table_files.read_rows(path, required_columns=(label_column,))
+  if delimiter is not None:
+    labels = set()
+    for line, row in rows:
+      if row[label_column] is None:
+        raise UserError(f"{path}:{line}: no label set in column {label_column!r} (null)")
+      labels.update(split_label_set(row[label_column], delimiter))
+    if not labels:
+      raise UserError(f"{path}: every label set in column {label_column!r} is empty")
+    return _sorted_labels(labels)
   for line, row in rows:
     value = row[label_column]
     _check_label_present(value, f"{path}:{line}", label_column)
@@ -173,6 +216,11 @@ def infer_labels(path: str, label_column: str) -> Tuple[str, ...]:
   labels = {label_string(row[label_column]) for _, row in rows}
   if not labels:
     raise ValueError(f"{path}: no labels in column {label_column!r}")
+  return _sorted_labels(labels)
+
+
+def _sorted_labels(labels) -> Tuple[str, ...]:
+  """Sorted numerically when all are integers, else as text."""
   try:
     return tuple(sorted(labels, key=int))
   except ValueError:

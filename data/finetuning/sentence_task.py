@@ -14,6 +14,10 @@ CLASSIFICATION_TASK = "classification"
 
 CLASSIFICATION_METRICS = ("accuracy", "macro_f1", "matthews_corr")
 REGRESSION_METRICS = ("pearson", "spearman")
+# A text with any number of the labels: micro- and macro-averaged F1 over the labels, and the
+# share of texts whose predicted set is exactly the gold one.
+MULTI_LABEL_METRICS = ("micro_f1", "macro_f1", "subset_accuracy")
+DEFAULT_LABEL_DELIMITER = ","
 
 
 @dataclasses.dataclass(frozen=True)
@@ -40,6 +44,9 @@ class SentenceTaskSpec:
       files (STS-B: 0-5); None = not clipped.
     tfds_name: the TFDS builder name, or None when there is none.
     tfds_text_keys: the TFDS feature names of the text columns.
+    multi_label: a text has any number of `labels` (none included): the label column holds
+      them joined by `label_delimiter` (a JSON list in a .jsonl file).
+    label_delimiter: what joins a multi-label row's labels.
   """
   name: str
   text_columns: Tuple[str, ...]
@@ -56,10 +63,14 @@ class SentenceTaskSpec:
   score_range: Optional[Tuple[float, float]] = None
   tfds_name: Optional[str] = None
   tfds_text_keys: Tuple[str, ...] = ()
+  multi_label: bool = False
+  label_delimiter: str = DEFAULT_LABEL_DELIMITER
 
   def __post_init__(self):
     if len(self.text_columns) not in (1, 2):
       raise ValueError(f"{self.name}: one or two text columns, not {self.text_columns}")
+    if self.multi_label and not self.labels:
+      raise ValueError(f"{self.name}: a multi-label task needs its labels")
 
   @property
   def is_regression(self) -> bool:
@@ -79,6 +90,8 @@ class SentenceTaskSpec:
     """The metrics reported, headline first."""
     if self.metrics:
       return self.metrics
+    if self.multi_label:
+      return MULTI_LABEL_METRICS
     return REGRESSION_METRICS if self.is_regression else CLASSIFICATION_METRICS
 
   def predictions_file(self, split: str) -> str:
@@ -88,7 +101,7 @@ class SentenceTaskSpec:
 
 # The fields a classification task keeps in meta_data.json (a preset is found by name).
 _META_DATA_FIELDS = ("text_columns", "label_column", "labels", "eval_splits", "test_splits",
-                     "test_id_column")
+                     "test_id_column", "multi_label", "label_delimiter")
 
 
 def spec_to_meta_data(spec: SentenceTaskSpec) -> Dict[str, Any]:
@@ -110,4 +123,6 @@ def spec_from_meta_data(meta_data: Dict[str, Any],
       name=meta_data["task"], text_columns=tuple(meta_data["text_columns"]),
       label_column=meta_data["label_column"], labels=tuple(meta_data["labels"]),
       eval_splits=tuple(meta_data["eval_splits"]), test_splits=tuple(meta_data["test_splits"]),
-      test_id_column=meta_data.get("test_id_column"), metrics=tuple(meta_data["metrics"]))
+      test_id_column=meta_data.get("test_id_column"), metrics=tuple(meta_data["metrics"]),
+      multi_label=bool(meta_data.get("multi_label", False)),
+      label_delimiter=meta_data.get("label_delimiter", DEFAULT_LABEL_DELIMITER))

@@ -1,8 +1,5 @@
 """Your own data end to end: a 10-class single-sentence task through classification.gin, its
 metrics, its predictions file with label names and the serve_text export's label names."""
-import os
-
-import gin
 import numpy as np
 import pytest
 import tensorflow as tf
@@ -10,9 +7,8 @@ import tensorflow as tf
 from data.finetuning.create_records import create_classification_data
 from data.finetuning.create_records import find_split_files
 from data.finetuning.sentence_task import SentenceTaskSpec
-import official_runner
 from tasks.glue_metrics import compute_metrics
-from tasks.glue_task import GlueTask
+from tests.kit.finetuning import classification_task
 from tests.kit.finetuning import tokenizer
 from tests.kit.finetuning import write_tsv
 from tests.kit.trainers import finetuning_trainer
@@ -42,14 +38,7 @@ def _ten_class_records(tmp_path):
 def test_ten_classes_through_the_gin_file_metrics_predictions_and_serve_text(tmp_path):
   data_dir = _ten_class_records(tmp_path)
   predictions_dir = tmp_path / "predictions"
-  gin.clear_config()
-  official_runner.parse_config(
-      [os.path.join(official_runner.REPO_ROOT, "configs", "finetune", "classification.gin")],
-      [f"data_dir = '{data_dir}'", f"predictions_dir = '{predictions_dir}'",
-       "train_batch_size = 4", "encoder_config.size = 'tiny'", "encoder_config.vocab_size = 100",
-       "encoder_config.overrides = {'dropout_rate': 0.0, 'attention_dropout_rate': 0.0}"])
-  task = GlueTask()
-  gin.clear_config()
+  task = classification_task(data_dir, predictions_dir)
   assert task.spec.labels == tuple(LABELS) and task.spec.num_classes == 10
   trainer = finetuning_trainer(task, learning_rate=1e-2)
   assert trainer.model(task.dummy_batch(2), training=False).shape == (2, 10)

@@ -70,7 +70,9 @@ def hf_config(part: HfPart) -> Dict:
     names = part.label_names()
     fields.update(id2label={str(index): name for index, name in enumerate(names)},
                   label2id={name: index for index, name in enumerate(names)})
-    if part.num_labels == 1:
+    if part.problem_type:
+      fields.update(problem_type=part.problem_type)
+    elif part.num_labels == 1:
       fields.update(problem_type="regression")
   return fields
 
@@ -127,7 +129,8 @@ def export_part(part: HfPart, output_dir: str, vocab: Optional[RunVocab] = None)
 
 
 def export_hf(model, output_dir: str, vocab: Optional[RunVocab] = None,
-              labels: Sequence[str] = ()) -> Dict[str, str]:
+              labels: Sequence[str] = (), problem_type: Optional[str] = None
+              ) -> Dict[str, str]:
   """Writes every part of a built model under `output_dir/<part name>/`.
 
   Args:
@@ -136,6 +139,9 @@ def export_hf(model, output_dir: str, vocab: Optional[RunVocab] = None,
     vocab: the vocab and casing to write tokenizer files for (None: none).
     labels: a fine-tuned classifier's label names by id, for config.json's id2label and
       label2id (empty: `LABEL_<id>`).
+    problem_type: a classifier's config.json `problem_type` ("multi_label_classification":
+      transformers then scores its logits with a sigmoid per label); None: from its outputs
+      (one: "regression"; more: transformers' default, one label a text).
 
   Returns:
     part name -> folder written.
@@ -144,7 +150,7 @@ def export_hf(model, output_dir: str, vocab: Optional[RunVocab] = None,
     UserError: a part whose encoder adds a relative position bias, for which transformers'
       ELECTRA and BERT have no weights (nothing is written).
   """
-  parts = hf_parts(model, labels)
+  parts = hf_parts(model, labels, problem_type)
   for part in parts:
     if part.config.relative_position != "none":
       raise UserError(

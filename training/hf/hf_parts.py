@@ -63,6 +63,8 @@ class HfPart:
     encoder: the TransformerEncoder (built).
     head: the head layer (None for ElectraModel).
     labels: a fine-tuned classifier's label names, by id (empty: unnamed, `LABEL_<id>`).
+    problem_type: a classifier's transformers `problem_type` when its outputs do not say it
+      ("multi_label_classification"), else None.
   """
   name: str
   architecture: str
@@ -70,6 +72,7 @@ class HfPart:
   encoder: object
   head: Optional[object] = None
   labels: Sequence[str] = ()
+  problem_type: Optional[str] = None
 
   @property
   def model_type(self) -> str:
@@ -113,13 +116,15 @@ class HfPart:
     return hf_layout.zero_output_bias(self.head, OUTPUT_BIASES[self.architecture])
 
 
-def hf_parts(model, labels: Sequence[str] = ()) -> List[HfPart]:
+def hf_parts(model, labels: Sequence[str] = (), problem_type: Optional[str] = None
+             ) -> List[HfPart]:
   """The parts a built model names (modeling/models/model_parts.py), the encoder fine-tuning keeps
   first.
 
   Args:
     model: the built model.
     labels: a fine-tuned classifier's label names by id (given to its part).
+    problem_type: the classifier's transformers problem_type (given to its part).
 
   Raises:
     ValueError: an architecture transformers has no layout for here.
@@ -139,5 +144,6 @@ def hf_parts(model, labels: Sequence[str] = ()) -> List[HfPart]:
           f"E={config.embedding_size} H={config.hidden_size}; give it "
           "encoder_config.overrides = {'embedding_size': <hidden_size>} to be exportable")
     parts.append(HfPart(part.name, part.architecture, config, part.encoder, part.head,
-                        tuple(labels) if part.architecture in LABELLED else ()))
+                        tuple(labels) if part.architecture in LABELLED else (),
+                        problem_type if part.architecture in LABELLED else None))
   return parts

@@ -10,7 +10,11 @@ Signatures (S = the records' max_seq_length for text and examples):
     text_a and text_b of different row counts get an InvalidArgumentError naming both.
 Outputs of both, classification: `logits`, `probabilities` float32 [batch, num_classes],
 `label_id` int32 [batch], `label` string [batch] (the task's label name, e.g.
-"entailment"); regression (STS-B): `score` float32 [batch].
+"entailment"); regression (STS-B): `score` float32 [batch]; a set of labels a text
+(`--multi_label` records): `logits`, `probabilities` float32 [batch, labels] (a sigmoid per
+label), `chosen` bool [batch, labels] (probability >= GlueTask.multi_label_threshold, kept
+in the export) and `labels` string [batch] (the chosen labels' names joined by the records'
+delimiter; "" for none).
 """
 import tensorflow as tf
 
@@ -30,17 +34,21 @@ class GlueServingModule(tf.Module):
 
   Args:
     model: the fine-tuned SentencePredictionModel.
-    spec: the task's SentenceTaskSpec (labels, pair or single, regression).
+    spec: the task's SentenceTaskSpec (labels, pair or single, regression, multi-label).
     preprocessor: the TextPreprocessor of the task's vocab and sequence length.
+    threshold: a multi-label task's decision threshold on each label's probability.
   """
 
   def __init__(self, model: SentencePredictionModel, spec: SentenceTaskSpec,
-               preprocessor: TextPreprocessor):
+               preprocessor: TextPreprocessor, threshold: float = 0.5):
     super().__init__(name="glue_serving")
     self.encoder = model.encoder
     self.head = model.head
     self.preprocessor = preprocessor
     self.labels = tuple(spec.labels)
+    self.multi_label = spec.multi_label
+    self.delimiter = spec.label_delimiter
+    self.threshold = threshold
     self.serve = tf.function(self._serve, input_signature=ID_SIGNATURE)
     self.serve_examples = tf.function(
         lambda inputs: self._predict(parse_encoder_inputs(
@@ -64,6 +72,14 @@ class GlueServingModule(tf.Module):
                                 training=False), tf.float32)
     if not self.labels:
       return {"score": outputs}
+    if self.multi_label:
+      probabilities = tf.sigmoid(outputs)
+      chosen = probabilities >= self.threshold
+      names = tf.where(chosen, tf.constant(self.labels)[tf.newaxis], "")
+      joined = tf.strings.reduce_join(
+          tf.ragged.boolean_mask(names, chosen), axis=-1, separator=self.delimiter)
+      return {"logits": outputs, "probabilities": probabilities, "chosen": chosen,
+              "labels": joined}
     label_id = tf.argmax(outputs, axis=-1, output_type=tf.int32)
     return {"logits": outputs, "probabilities": tf.nn.softmax(outputs), "label_id": label_id,
             "label": tf.gather(tf.constant(self.labels), label_id)}

@@ -55,7 +55,7 @@ def _inputs(with_paragraph_mask=False):
   return inputs
 
 
-def _exported(model, directory, auto_class, labels=()):
+def _exported(model, directory, auto_class, labels=(), problem_type=None):
   """Builds, scrambles and exports `model`; loads the folder with transformers' `auto_class`.
 
   Returns:
@@ -63,7 +63,8 @@ def _exported(model, directory, auto_class, labels=()):
   """
   model(_inputs(isinstance(model, QuestionAnsweringModel)), training=False)
   scramble_weights(model.weights, seed=5)
-  written = export_hf(model, str(directory), RunVocab(SAMPLE_VOCAB, lower_case=True), labels)
+  written = export_hf(model, str(directory), RunVocab(SAMPLE_VOCAB, lower_case=True), labels,
+                      problem_type)
   assert len(written) == 1
   folder = next(iter(written.values()))
   config = transformers.AutoConfig.from_pretrained(folder)
@@ -129,6 +130,21 @@ def test_a_classifier_loads_into_auto_model_for_sequence_classification(name, nu
   ours = model(inputs, training=False).numpy().reshape(2, num_classes)
   assert ours.std() > 0.1
   np.testing.assert_allclose(_their(reference, inputs).logits.numpy(), ours, atol=1e-5, rtol=0)
+
+
+def test_a_multi_label_classifier_says_so_in_its_config(tmp_path):
+  model = SentencePredictionModel(_encoder("electra"), HiddenLayerClassificationHead(
+      3, hidden_size=32))
+  labels = ["food", "people", "place"]
+  _, config, reference, info = _exported(model, tmp_path, "AutoModelForSequenceClassification",
+                                         labels, "multi_label_classification")
+  assert info == NO_LOSS_INFO
+  assert config["problem_type"] == "multi_label_classification"
+  assert reference.config.problem_type == "multi_label_classification"
+  assert config["id2label"] == {"0": "food", "1": "people", "2": "place"}
+  inputs = _inputs()
+  np.testing.assert_allclose(_their(reference, inputs).logits.numpy(),
+                             model(inputs, training=False).numpy(), atol=1e-5, rtol=0)
 
 
 @pytest.mark.parametrize("shape", sorted(ENCODERS))
