@@ -4,9 +4,10 @@ A fine-tuned head's output i means the i-th label of the records the run started
 Records rebuilt later can hold the same labels in another order (a tagging file read in
 another order infers them so), and an export that took its names from the records' current
 `meta_data.json` would then serve `B-LOC` as `I-ORG` without a word. So a training run
-writes DIR/labels.json when it starts ({"labels": [...], "tag_scheme": ...} and the records
-file it came from), and a resumed run, an eval and every export compare the records'
-labels with that copy: another order, another set or another tag scheme stops the run in
+writes DIR/labels.json when it starts ({"labels": [...], "tag_scheme": ..., "multi_label":
+true for a set of labels a text} and the records file it came from), and a resumed run, an
+eval and every export compare the records' labels with that copy: another order, another
+set, another tag scheme, or one label a text against a set of them, stops the run in
 one line naming both files (as a changed vocab does, training/run_vocab.py). What passes
 the check is the run's own list, so every export names the head's outputs as the run
 was trained. A run written before this file existed has no copy: nothing is compared.
@@ -28,7 +29,8 @@ RECORDS_META_DATA = "meta_data.json"
 
 
 def task_labels(task) -> Optional[dict]:
-  """{"labels": [...], "tag_scheme": ...} of the task's records, or None (no label names)."""
+  """{"labels": [...], "tag_scheme": ..., "multi_label": ...} of the task's records (the
+  last two where they apply), or None (no label names)."""
   labels = list(getattr(task, "hf_labels", tuple)())
   if not labels:
     return None
@@ -36,6 +38,8 @@ def task_labels(task) -> Optional[dict]:
   scheme = getattr(task, "tag_scheme", None)
   if scheme:
     found["tag_scheme"] = scheme
+  if getattr(getattr(task, "spec", None), "multi_label", False):
+    found["multi_label"] = True
   return found
 
 
@@ -75,6 +79,10 @@ def _difference(saved: dict, records: Optional[dict]) -> Optional[str]:
   if saved.get("tag_scheme") != records.get("tag_scheme"):
     return (f"another tag scheme: the run has {saved.get('tag_scheme')!r}, the records "
             f"{records.get('tag_scheme')!r}")
+  if saved.get("multi_label", False) != records.get("multi_label", False):
+    kinds = {True: "a set of labels a text (--multi_label)", False: "one label a text"}
+    return (f"the run has {kinds[saved.get('multi_label', False)]}, the records "
+            f"{kinds[records.get('multi_label', False)]}")
   return None
 
 

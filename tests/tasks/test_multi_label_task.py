@@ -3,6 +3,7 @@ the prediction files and the SavedModel's outputs (transformers' multi-label con
 tests/training/hf/test_hf_finetuned.py)."""
 import json
 import os
+from types import SimpleNamespace
 
 import numpy as np
 import pytest
@@ -22,6 +23,8 @@ from tests.kit.finetuning import tokenizer
 from tests.kit.finetuning import write_tsv
 from tests.kit.trainers import finetuning_trainer
 from tests.kit.trainers import first_and_last_logs
+from training.run_labels import check_run_labels
+from training.run_labels import write_run_labels
 from training.run_vocab import records_vocab
 from training.serving.export_glue import GlueServingModule
 from training.serving.export_task import text_preprocessor
@@ -146,3 +149,19 @@ def test_the_records_command_takes_multi_label_and_its_delimiter(tmp_path):
     meta_data = json.load(f)
   assert (meta_data["multi_label"], meta_data["label_delimiter"], meta_data["labels"]) == (
       True, "|", list(LABELS))
+
+
+def test_records_rebuilt_with_one_label_a_text_are_refused_by_a_multi_label_run(tmp_path):
+  data_dir, _ = _records(tmp_path)
+  task = classification_task(data_dir)
+  write_run_labels(str(tmp_path / "run"), task)
+  with open(tmp_path / "run" / "labels.json") as f:
+    assert json.load(f)["multi_label"] is True
+  single = SimpleNamespace(  # the same labels, one a text: what labels.json is read against
+      hf_labels=lambda: LABELS, data=SimpleNamespace(data_dir=data_dir),
+      spec=SentenceTaskSpec("classification", ("sentence",), "label", LABELS))
+  with pytest.raises(UserError, match="labels.json and .*meta_data.json disagree: the run has "
+                     "a set of labels a text \\(--multi_label\\), the records one label a "
+                     "text"):
+    check_run_labels(str(tmp_path / "run"), single)
+  check_run_labels(str(tmp_path / "run"), task)
