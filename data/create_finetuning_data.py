@@ -35,6 +35,13 @@ or any SQuAD-format pair given as --train_file / --dev_file:
   python -m data.create_finetuning_data --task=squad_v2 --input_dir=squad \
       --vocab_file=vocab.txt --output_dir=/tmp/squad_v2 --max_seq_length=512
 
+MRQA 2019's files (JSON lines after a header line, gzipped or not) go through the same windows
+and answer head, scored with MRQA's official evaluation (data/finetuning/mrqa_reader.py):
+
+  python -m data.create_finetuning_data --task=mrqa --train_file=NewsQA.jsonl.gz \
+      --dev_file=NewsQA-dev.jsonl.gz --vocab_file=vocab.txt --output_dir=/tmp/newsqa \
+      --max_seq_length=512
+
 Every input file is read and checked before anything is written: a missing file, a missing
 column, an empty text, a label the training file does not have or a malformed SQuAD question
 stops the job with one line naming the file and line (or question id); so do, for tagging,
@@ -75,7 +82,7 @@ def define_flags():
                     [CLASSIFICATION_TASK, TAGGING_TASK] + sorted(GLUE_TASKS) +
                     sorted(SQUAD_VERSIONS),
                     "classification (your own files), tagging (your own tagged words), a GLUE "
-                    "task, or squad_v1 / squad_v2.")
+                    "task, squad_v1 / squad_v2, or mrqa (MRQA 2019's JSON-lines files).")
   flags.DEFINE_enum("source", "files", ["files", "tfds"],
                     "files: TSV/CSV/JSON files; tfds: prepared TFDS datasets (glue/<task>, "
                     "squad/v1.1, squad/v2.0).")

@@ -16,6 +16,7 @@ from absl import logging
 import tensorflow as tf
 
 from data.finetuning import glue_features
+from data.finetuning import mrqa_reader
 from data.finetuning import sentence_reader
 from data.finetuning import squad_features
 from data.finetuning import squad_reader
@@ -37,7 +38,10 @@ from data.tokenization import Tokenizer
 from data.user_error import MissingFileError
 from data.user_error import UserError
 
-SQUAD_VERSIONS = {"squad_v1": "v1.1", "squad_v2": "v2.0"}
+# The span-extraction tasks and the SQuAD version each is scored as: MRQA's official
+# evaluation is SQuAD v1.1's (data/finetuning/mrqa_reader.py).
+MRQA_TASK = "mrqa"
+SQUAD_VERSIONS = {"squad_v1": "v1.1", "squad_v2": "v2.0", MRQA_TASK: "v1.1"}
 TAGGING_TASK = "tagging"
 SQUAD_EVAL_EXAMPLES_FILE = "dev.json"
 
@@ -230,10 +234,11 @@ def create_squad_data(task: str, tokenizer: Tokenizer, output_dir: str,
                       train_file: Optional[str] = None,
                       dev_file: Optional[str] = None) -> Dict[str, Any]:
   """Writes the windows, dev examples and meta data of SQuAD v1.1 or v2.0 (or any file pair in
-  the SQuAD format).
+  the SQuAD format), or of an MRQA pair of files (--task=mrqa: train_file and dev_file, MRQA's
+  JSON lines, gzipped or not).
 
   Args:
-    task: "squad_v1" or "squad_v2".
+    task: "squad_v1", "squad_v2" or "mrqa".
     tokenizer: the pretraining tokenizer (lower_case == strip_accents).
     output_dir: where to write.
     max_seq_length: window length.
@@ -251,6 +256,15 @@ def create_squad_data(task: str, tokenizer: Tokenizer, output_dir: str,
       or a training file none of whose answers is at its offset, before anything is written.
   """
   version = SQUAD_VERSIONS[task]
+  if task == MRQA_TASK:
+    if input_dir or not (train_file and dev_file):
+      raise UserError("--task=mrqa: give --train_file and --dev_file (MRQA's .jsonl or "
+                      ".jsonl.gz files)")
+    examples = {"train": mrqa_reader.read_mrqa(train_file),
+                "dev": mrqa_reader.read_mrqa(dev_file)}
+    return _write_span_data(task, version, examples, {"train": train_file, "dev": dev_file},
+                            False, tokenizer, output_dir, max_seq_length, doc_stride,
+                            max_query_length)
   given = {"train": train_file, "dev": dev_file}
   use_tfds = input_dir is None and not train_file and not dev_file
   paths = {split: given[split] or (os.path.join(input_dir, f"{split}-{version}.json")
@@ -267,6 +281,16 @@ def create_squad_data(task: str, tokenizer: Tokenizer, output_dir: str,
   for split, tfds_split in (("train", "train"), ("dev", "validation")):
     examples[split] = (squad_reader.read_tfds(version, tfds_split, tfds_data_dir) if use_tfds
                        else squad_reader.read_json(paths[split]))
+  return _write_span_data(task, version, examples, paths, use_tfds, tokenizer, output_dir,
+                          max_seq_length, doc_stride, max_query_length)
+
+
+def _write_span_data(task: str, version: str,
+                     examples: Dict[str, List[squad_reader.SquadExample]],
+                     paths: Dict[str, Optional[str]], use_tfds: bool, tokenizer: Tokenizer,
+                     output_dir: str, max_seq_length: int, doc_stride: int,
+                     max_query_length: int) -> Dict[str, Any]:
+  """`create_squad_data`'s encoding and writing, once the examples are read."""
   features = {}
   for split, split_examples in examples.items():  # every split encoded before any is written
     logging.info("%s %s: encoding %d examples", task, split, len(split_examples))

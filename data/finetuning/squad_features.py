@@ -62,8 +62,10 @@ def encode_examples(examples: Sequence[SquadExample], tokenizer: Tokenizer,
     max_seq_length: window length S.
     doc_stride: word pieces between the starts of consecutive windows.
     max_query_length: questions are cut to this many pieces.
-    is_training: drop answerable examples whose answer text is not at its offset (a few
-      SQuAD annotations); evaluation keeps every example.
+    is_training: drop answerable examples none of whose answers' text is at its offset (a
+      few SQuAD annotations); evaluation keeps every example. A window is labelled with the
+      first of the example's answers it holds whole (SQuAD's training files give one; MRQA's
+      every detected span), else as holding none (start = end = 0).
 
   Returns:
     Dict of numpy arrays with one row per window (W windows): int64 `unique_ids`,
@@ -85,12 +87,15 @@ def encode_examples(examples: Sequence[SquadExample], tokenizer: Tokenizer,
   for example_index, (example, question) in enumerate(zip(examples, questions)):
     question = question[:max_query_length]
     piece_ids, char_starts, char_ends = context_pieces[example.context]
-    answer_span = None
+    answer_spans = []  # the pieces of each answer found at its offset, in the example's order
     if example.answers and not example.is_impossible:
-      text, start = example.answers[0]
-      if example.context[start:start + len(text)] == text:
-        answer_span = answer_token_span(char_starts, char_ends, start, start + len(text))
-      if answer_span is None and is_training:
+      for text, start in example.answers:
+        if example.context[start:start + len(text)] == text and start >= 0:
+          found = answer_token_span(char_starts, char_ends, start, start + len(text))
+          if found is not None:
+            answer_spans.append(found)
+      if not answer_spans and is_training:
+        text, start = example.answers[0]
         logging.warning("Skipping %s: answer %r not found at offset %d", example.qas_id, text,
                         start)
         skipped += 1
@@ -117,10 +122,11 @@ def encode_examples(examples: Sequence[SquadExample], tokenizer: Tokenizer,
         row["token_is_max_context"][offset + i] = _is_max_context(spans, span_index,
                                                                   span.start + i)
       start_position = end_position = 0
-      if (answer_span is not None and answer_span[0] >= span.start and
-          answer_span[1] < span.start + span.length):
-        start_position = answer_span[0] - span.start + offset
-        end_position = answer_span[1] - span.start + offset
+      inside = [found for found in answer_spans
+                if found[0] >= span.start and found[1] < span.start + span.length]
+      if inside:  # the first answer the window holds (SQuAD's training files have one)
+        start_position = inside[0][0] - span.start + offset
+        end_position = inside[0][1] - span.start + offset
       row.update(unique_ids=FIRST_UNIQUE_ID + len(rows["unique_ids"]),
                  example_index=example_index, class_index=0, start_positions=start_position,
                  end_positions=end_position, is_impossible=int(start_position == 0))

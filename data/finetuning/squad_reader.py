@@ -24,6 +24,8 @@ class SquadExample:
       unanswerable (SQuAD v2.0).
     is_impossible: whether the question has no answer in the paragraph.
     title: the article title.
+    gold_texts: the answer strings the evaluation scores against, when they are not the
+      answers' texts (MRQA's `answers`: data/finetuning/mrqa_reader.py); empty: those.
   """
   qas_id: str
   question: str
@@ -31,6 +33,7 @@ class SquadExample:
   answers: Tuple[Tuple[str, int], ...]
   is_impossible: bool = False
   title: str = ""
+  gold_texts: Tuple[str, ...] = ()
 
 
 def _field(container: Dict[str, Any], key: str, where: str, expected: type) -> Any:
@@ -125,6 +128,8 @@ def to_json_data(examples: Sequence[SquadExample]) -> List[Dict[str, Any]]:
   """The official JSON `data` list for `examples` (what the SQuAD evaluation scripts read).
 
   Consecutive examples with the same title and context share an article and a paragraph.
+  An example's `gold_texts`, when it has them, are its answers there (offset -1: what is
+  scored is the text).
   """
   data: List[Dict[str, Any]] = []
   for example in examples:
@@ -135,7 +140,8 @@ def to_json_data(examples: Sequence[SquadExample]) -> List[Dict[str, Any]]:
       paragraphs.append(dict(context=example.context, qas=[]))
     paragraphs[-1]["qas"].append(dict(
         id=example.qas_id, question=example.question, is_impossible=example.is_impossible,
-        answers=[dict(text=text, answer_start=start) for text, start in example.answers]))
+        answers=[dict(text=text, answer_start=start) for text, start in (
+            [(text, -1) for text in example.gold_texts] or example.answers)]))
   return data
 
 

@@ -1,7 +1,9 @@
 """SQuAD tasks end to end on tiny dims: JSON -> windows -> a few steps -> official scores."""
 import json
 import os
+import re
 import shutil
+import string
 
 import pytest
 import tensorflow as tf
@@ -65,3 +67,38 @@ def test_a_few_steps_then_official_scores_and_prediction_files(tmp_path, version
   # Every predicted answer is a span of its context.
   contexts = {e.qas_id: e.context for e in task.eval_examples}
   assert all(text in contexts[qas_id] for qas_id, text in predictions.items())
+
+
+@pytest.mark.slow
+def test_mrqa_records_train_and_are_scored_against_the_gold_strings(tmp_path):
+  context = "the man ate bread in zurich . the man ate bread again"
+  qas = [{"qid": "q1", "question": "what did the man eat", "answers": ["Bread"],
+          "detected_answers": [{"text": "bread", "char_spans": [[12, 16], [42, 46]]}]},
+         {"qid": "q2", "question": "where", "answers": ["in Zurich"],
+          "detected_answers": [{"text": "zurich", "char_spans": [[21, 26]]}]}]
+  lines = [{"header": {"dataset": "Tiny"}}] + [{"context": context, "qas": qas}] * 4
+  path = tmp_path / "tiny.jsonl"
+  path.write_text("".join(json.dumps(line) + "\n" for line in lines))
+  create_squad_data("mrqa", tokenizer(), str(tmp_path / "records"), max_seq_length=32,
+                    doc_stride=8, max_query_length=8, train_file=str(path),
+                    dev_file=str(path))
+  predictions_dir = str(tmp_path / "predictions")
+  task = SquadTask(tiny_encoder(FINETUNING_VOCAB_SIZE),
+                   FinetuningData(str(tmp_path / "records"), train_batch_size=4,
+                                  eval_batch_size=3),
+                   predictions_dir=predictions_dir, head_inner_size=16, beam_size=3)
+  trainer = finetuning_trainer(task, learning_rate=5e-3)
+  first, last = first_and_last_logs(trainer, 3, rounds=3)
+  assert last["total_loss"] < first["total_loss"]
+  result = trainer.evaluate(tf.constant(-1))
+  assert set(result) == {"total_loss", "exact_match", "f1"}
+  with open(os.path.join(predictions_dir, "predictions.json")) as f:
+    predictions = json.load(f)
+  # Scored against MRQA's `answers` ("in Zurich": the span "zurich" alone is never an exact
+  # match), normalised as the official script does.
+  def normalised(text):
+    text = "".join(c for c in text.lower() if c not in string.punctuation)
+    return " ".join(re.sub(r"\b(a|an|the)\b", " ", text).split())
+  expected_em = 50.0 * sum(normalised(predictions[qid]) == normalised(gold)
+                           for qid, gold in (("q1", "Bread"), ("q2", "in Zurich")))
+  assert result["exact_match"] == pytest.approx(expected_em)
