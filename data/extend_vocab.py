@@ -64,7 +64,7 @@ class SplitCounts:
 
 
 def read_wordpiece_vocab(path: str) -> List[str]:
-  """The tokens of a WordPiece vocab file (data/vocab_files.py's rules).
+  """The tokens of a WordPiece vocab file (data/vocab_file.py's rules).
 
   Raises:
     MissingFileError: no such file.

@@ -16,6 +16,7 @@ from modeling.models.bert import BertPretrainer
 from modeling.models.finetuning_models import SentencePredictionModel
 from tasks import registry
 from tests.kit import paths
+from tests.kit import sentencepiece_models
 from tests.kit.encoders import tiny_encoder
 from tests.kit.hf_reference import assert_electra_matches
 from tests.kit.hf_reference import our_electra_built
@@ -104,6 +105,13 @@ def test_a_vocab_that_is_no_extension_is_refused_naming_both_files(tmp_path, cha
                      ) as refused:
     plan_extension(paths.SAMPLE_VOCAB, new, MEAN_OF_PIECES, "run")
   assert paths.SAMPLE_VOCAB in str(refused.value)
+
+
+def test_a_sentencepiece_model_is_not_extended(tmp_path):
+  model = sentencepiece_models.build_model(str(tmp_path))
+  with pytest.raises(UserError, match=f"{model} is a SentencePiece model; only WordPiece "
+                     "vocabs are extended"):
+    plan_extension(model, model, MEAN_OF_PIECES, "run")
 
 
 def test_an_unknown_row_rule_or_one_without_init_checkpoint_is_refused():
