@@ -190,8 +190,9 @@ def clean_rst_inline(text: str) -> str:
   return normalize_space(text.replace("\\", ""))
 
 
-def rst_paragraphs(source: str) -> List[str]:
-  """The prose paragraphs of a Sphinx reST file, inline markup removed.
+def rst_paragraphs(source: str, clean: bool = True) -> List[str]:
+  """The prose paragraphs of a Sphinx reST file, inline markup removed (`clean`; False keeps
+  it, e.g. the roles a sentence uses: studies/data/build_doc_roles_task.py).
 
   Left out: literal blocks (after `::`), doctest blocks (`>>>`), code/table/toctree
   and similar directives with their bodies, comments and targets (`.. _x:`), directive
@@ -211,7 +212,7 @@ def rst_paragraphs(source: str) -> List[str]:
   skip_deeper_than = None  # Skip lines indented more than this (a code or skipped body).
 
   def flush(block: List[str]) -> None:
-    text = clean_rst_inline(" ".join(block))
+    text = clean_rst_inline(" ".join(block)) if clean else normalize_space(" ".join(block))
     if text.endswith("::"):  # As Sphinx renders it: "text::" -> "text:", "text ::" -> "text".
       text = text[:-3] if text.endswith(" ::") else text[:-1]
     if text:

@@ -1,7 +1,8 @@
 """The supersense tagging study's table: each initialisation's span F1 (dev, test) and test
-token accuracy over its seeds, from the runs' last evaluation in metrics.jsonl.
+token accuracy over its seeds, from the runs' last evaluation in metrics.jsonl (--columns:
+other metrics, as studies/doc_roles/run_study.sh asks).
 
-  python -m studies.supersense_tagging.report --runs_dir=OUT/runs
+  python -m studies.supersense_tagging.report --runs_dir=OUT/runs [--columns=a,b]
 """
 import collections
 import json
@@ -12,8 +13,9 @@ from absl import app
 from absl import flags
 
 FLAGS = flags.FLAGS
-flags.DEFINE_string("runs_dir", None, "The folder of <init>-<seed> runs.")
 COLUMNS = ("f1_dev", "f1_test", "precision_test", "recall_test", "accuracy_test")
+flags.DEFINE_string("runs_dir", None, "The folder of <init>-<seed> runs.")
+flags.DEFINE_list("columns", list(COLUMNS), "The metrics of metrics.jsonl to tabulate.")
 
 
 def last_eval(run_dir: str) -> dict:
@@ -23,17 +25,17 @@ def last_eval(run_dir: str) -> dict:
   return [record for record in records if record.get("split") == "eval"][-1]
 
 
-def table(runs_dir: str) -> str:
-  """Markdown: one row per initialisation, mean ± sd (and each seed) of COLUMNS."""
+def table(runs_dir: str, columns=COLUMNS) -> str:
+  """Markdown: one row per initialisation, mean ± sd (and each seed) of `columns`."""
   by_init = collections.defaultdict(list)
   for name in sorted(os.listdir(runs_dir)):
     init, _, seed = name.rpartition("-")
     by_init[init].append((int(seed), last_eval(os.path.join(runs_dir, name))))
-  lines = ["| encoder | seeds | " + " | ".join(COLUMNS) + " |",
-           "|---|---|" + "---:|" * len(COLUMNS)]
+  lines = ["| encoder | seeds | " + " | ".join(columns) + " |",
+           "|---|---|" + "---:|" * len(columns)]
   for init, runs in by_init.items():
     cells = []
-    for column in COLUMNS:
+    for column in columns:
       values = [record[column] for _, record in runs]
       spread = statistics.stdev(values) if len(values) > 1 else 0.0
       cells.append(f"{statistics.mean(values):.1f} ± {spread:.1f} "
@@ -44,7 +46,7 @@ def table(runs_dir: str) -> str:
 
 def main(argv):
   del argv
-  print(table(FLAGS.runs_dir))
+  print(table(FLAGS.runs_dir, FLAGS.columns))
 
 
 if __name__ == "__main__":
