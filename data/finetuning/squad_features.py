@@ -90,7 +90,7 @@ def encode_examples(examples: Sequence[SquadExample], tokenizer: Tokenizer,
     answer_spans = []  # the pieces of each answer found at its offset, in the example's order
     if example.answers and not example.is_impossible:
       for text, start in example.answers:
-        if example.context[start:start + len(text)] == text and start >= 0:
+        if start >= 0 and example.context[start:start + len(text)] == text:
           found = answer_token_span(char_starts, char_ends, start, start + len(text))
           if found is not None:
             answer_spans.append(found)
