@@ -60,9 +60,9 @@ def test_count_host_ops_counts_fewer_ops_when_the_step_is_compiled():
   per_step = json.loads(lines[-1])["host_ops_per_step"]
   plain, compiled = per_step["not_compiled"], per_step["compiled"]
   assert plain["total"] == sum(count for name, count in plain.items() if name != "total")
-  # The compiled forward pass runs as call ops (one a step; a loaded machine's profile has
-  # been seen holding 2 for the one step, a clean clone's `.ci/run` beside nothing else, the
-  # cause not found); uncompiled, its matmuls run one by one.
+  # The compiled forward pass runs as call ops (one a step; under the suite's two workers the
+  # profile has been seen holding 2 for the one step, in a clean clone's `.ci/run`, the cause
+  # not found); uncompiled, its matmuls run one by one.
   assert 1 <= compiled.get("StatefulPartitionedCall", 0) <= 2
   assert "StatefulPartitionedCall" not in plain
   assert [name for name in plain if "MatMul" in name]  # MatMul, _MklMatMul, ...
