@@ -19,19 +19,19 @@ to --max_sentences after a seeded shuffle. Writes OUT/train.tsv and OUT/dev.tsv
 label, sentences with none, and what predicting no label scores).
 """
 import collections
-import glob
 import json
 import os
 import random
 import re
-import sys
 
 from absl import app
 from absl import flags
 
 from studies.data import study_text
+from studies.data.python_doc import PYTHON_DOC
+from studies.data.python_doc import exit_unless_installed
+from studies.data.python_doc import page_sources
 
-PYTHON_DOC = "/usr/share/doc/python3.11/html/_sources"
 LABELS = ("class", "meth", "func", "mod", "exc", "attr", "const", "term")
 _ROLE = re.compile(r":(?:py:)?([a-z]+):`")
 _DEV_FRACTION = 0.2
@@ -60,11 +60,9 @@ def labelled_sentences(source: str):
 
 def build(output_dir: str, seed: int, max_sentences, root: str = PYTHON_DOC) -> dict:
   splits = {"train": [], "dev": []}
-  for path in sorted(glob.glob(os.path.join(root, "**", "*.rst.txt"), recursive=True)):
-    relative = os.path.relpath(path, root)
+  for relative, source in page_sources(root):
     split = "dev" if study_text.stable_fraction(relative, seed) < _DEV_FRACTION else "train"
-    with open(path, encoding="utf-8") as f:
-      splits[split].extend(labelled_sentences(f.read()))
+    splits[split].extend(labelled_sentences(source))
   rng = random.Random(seed)
   os.makedirs(output_dir, exist_ok=True)
   stats = {"source": "python3.11-doc (PSF License Agreement v2)", "seed": seed,
@@ -89,9 +87,7 @@ def build(output_dir: str, seed: int, max_sentences, root: str = PYTHON_DOC) -> 
 
 def main(argv):
   del argv
-  if not os.path.isdir(PYTHON_DOC):
-    sys.exit("build_doc_roles_task: python3.11-doc is not installed; install it with:\n"
-             "  apt-get install -y --no-install-recommends python3.11-doc")
+  exit_unless_installed("build_doc_roles_task")
   print(json.dumps(build(FLAGS.output_dir, FLAGS.seed,
                          [int(n) for n in FLAGS.max_sentences]), indent=1))
 

@@ -37,6 +37,7 @@ from typing import Callable, List
 from absl import app
 from absl import flags
 
+from studies.data import python_doc
 from studies.data import study_text
 from tasks.registry import REPO_ROOT  # the library's root, wherever this file moves
 
@@ -51,7 +52,7 @@ def define_flags():
 
 
 _DICTD = "/usr/share/dictd"
-_PYTHON_DOC = "/usr/share/doc/python3.11/html/_sources"
+_PYTHON_DOC = python_doc.PYTHON_DOC
 _HANDBOOK = "/usr/share/doc/debian-handbook/html/en-US"
 _DEBREF = "/usr/share/debian-reference"
 _ENTRIES_PER_DOCUMENT = 40  # Consecutive dictionary entries packed into one document.
@@ -87,9 +88,8 @@ def _read_dictd(name: str, drop_marker: str = "") -> List[study_text.Document]:
 
 def _read_python_doc() -> List[study_text.Document]:
   documents = []
-  for path in sorted(glob.glob(os.path.join(_PYTHON_DOC, "**/*.rst.txt"), recursive=True)):
-    with open(path, encoding="utf-8") as f:
-      documents.append(study_text.paragraphs_to_lines(study_text.rst_paragraphs(f.read())))
+  for _, source in python_doc.page_sources():
+    documents.append(study_text.paragraphs_to_lines(study_text.rst_paragraphs(source)))
   return [d for d in documents if d]
 
 

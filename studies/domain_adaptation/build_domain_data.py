@@ -25,18 +25,18 @@ few pages to fill a dev split, and the other parts are corpus only): a
 topic classification within the domain, as the domain tasks of Gururangan et al. 2020 are.
 """
 import collections
-import glob
 import json
 import os
 import random
-import sys
 
 from absl import app
 from absl import flags
 
 from studies.data import study_text
+from studies.data.python_doc import PYTHON_DOC
+from studies.data.python_doc import exit_unless_installed
+from studies.data.python_doc import page_sources
 
-PYTHON_DOC = "/usr/share/doc/python3.11/html/_sources"
 LABELS = ("library", "c-api", "howto", "tutorial", "whatsnew")
 _TASK_DEV_FRACTION = 0.3
 _CORPUS_EVAL_FRACTION = 0.05
@@ -54,11 +54,10 @@ def define_flags():
 def read_pages(root: str = PYTHON_DOC):
   """(relative path, its prose sentences) of every page, sorted by path."""
   pages = []
-  for path in sorted(glob.glob(os.path.join(root, "**", "*.rst.txt"), recursive=True)):
-    with open(path, encoding="utf-8") as f:
-      lines = study_text.paragraphs_to_lines(study_text.rst_paragraphs(f.read()))
+  for relative, source in page_sources(root):
+    lines = study_text.paragraphs_to_lines(study_text.rst_paragraphs(source))
     if lines:
-      pages.append((os.path.relpath(path, root), lines))
+      pages.append((relative, lines))
   return pages
 
 
@@ -111,9 +110,7 @@ def build(output_dir: str, seed: int, max_per_label: int, root: str = PYTHON_DOC
 
 def main(argv):
   del argv
-  if not os.path.isdir(PYTHON_DOC):
-    sys.exit("build_domain_data: python3.11-doc is not installed; install it with:\n"
-             "  apt-get install -y --no-install-recommends python3.11-doc")
+  exit_unless_installed("build_domain_data")
   print(json.dumps(build(FLAGS.output_dir, FLAGS.seed, FLAGS.max_per_label), indent=1))
 
 
