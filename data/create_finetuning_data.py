@@ -35,6 +35,18 @@ or any SQuAD-format pair given as --train_file / --dev_file:
   python -m data.create_finetuning_data --task=squad_v2 --input_dir=squad \
       --vocab_file=vocab.txt --output_dir=/tmp/squad_v2 --max_seq_length=512
 
+Multiple choice (SWAG, RACE, COPA, ARC, ...) reads JSON lines {"context": ..., "question": ...
+(optional), "choices": [...], "label": i} (field names by --context_field, ...) or SWAG's CSV
+layout as published (sent1, sent2, ending0, ending1, ..., label); every question of both
+files needs the same number of choices (two or more):
+
+  python -m data.create_finetuning_data --task=multiple_choice --train_file=swag/train.csv \
+      --dev_file=swag/val.csv --vocab_file=vocab.txt --output_dir=/tmp/swag \
+      --max_seq_length=128
+
+(each choice is the pair `[CLS] context [SEP] question choice [SEP]`; the count of pairs cut
+to fit is printed per split).
+
 MRQA 2019's files (JSON lines after a header line, gzipped or not) go through the same windows
 and answer head, scored with MRQA's official evaluation (data/finetuning/mrqa_reader.py):
 
@@ -62,9 +74,11 @@ from absl import flags
 
 from data import tokenization
 from data.finetuning import create_records
+from data.finetuning.create_records import MULTIPLE_CHOICE_TASK
 from data.finetuning.create_records import SQUAD_VERSIONS
 from data.finetuning.create_records import TAGGING_TASK
 from data.finetuning.glue_tasks import GLUE_TASKS
+from data.finetuning.multiple_choice_reader import ChoiceFields
 from data.finetuning.sentence_task import CLASSIFICATION_TASK
 from data.finetuning.tagging_schemes import TAG_SCHEMES
 from data.tokenization import make_tokenizer
@@ -74,15 +88,17 @@ _CLASSIFICATION_FLAGS = ("test_file", "text_columns", "label_column", "labels", 
                          "multi_label", "label_delimiter")
 _TAGGING_FLAGS = ("test_file", "labels", "tag_scheme", "tag_column", "tokens_field",
                   "tags_field")
+_CHOICE_FLAGS = ("context_field", "question_field", "choices_field", "label_field")
 
 
 def define_flags():
   """Defines the command-line flags (absl)."""
   flags.DEFINE_enum("task", None,
-                    [CLASSIFICATION_TASK, TAGGING_TASK] + sorted(GLUE_TASKS) +
-                    sorted(SQUAD_VERSIONS),
-                    "classification (your own files), tagging (your own tagged words), a GLUE "
-                    "task, squad_v1 / squad_v2, or mrqa (MRQA 2019's JSON-lines files).")
+                    [CLASSIFICATION_TASK, TAGGING_TASK, MULTIPLE_CHOICE_TASK] +
+                    sorted(GLUE_TASKS) + sorted(SQUAD_VERSIONS),
+                    "classification (your own files), tagging (your own tagged words), "
+                    "multiple_choice (JSON lines or SWAG's CSV), a GLUE task, squad_v1 / "
+                    "squad_v2, or mrqa (MRQA 2019's JSON-lines files).")
   flags.DEFINE_enum("source", "files", ["files", "tfds"],
                     "files: TSV/CSV/JSON files; tfds: prepared TFDS datasets (glue/<task>, "
                     "squad/v1.1, squad/v2.0).")
@@ -113,6 +129,9 @@ def define_flags():
                        "(negative: from the end; default the last).")
   flags.DEFINE_string("tokens_field", "tokens", "tagging, JSON lines: the words' field.")
   flags.DEFINE_string("tags_field", "tags", "tagging, JSON lines: the tags' field.")
+  for name, default in zip(_CHOICE_FLAGS, (ChoiceFields.context, ChoiceFields.question,
+                                           ChoiceFields.choices, ChoiceFields.label)):
+    flags.DEFINE_string(name, default, f"multiple_choice, JSON lines: the {name[:-6]} field.")
   flags.DEFINE_string("tfds_data_dir", None, "TFDS data directory (--source=tfds only).")
   flags.DEFINE_string("vocab_file", None, "The pretraining WordPiece vocab or SentencePiece model.")
   flags.DEFINE_bool("lower_case", tokenization.DEFAULT_LOWER_CASE,
@@ -127,6 +146,20 @@ def define_flags():
 def _check_flags():
   """Flags that do not fit the task or the source: app.UsageError naming them."""
   has_files = bool(FLAGS.input_dir or FLAGS.train_file or FLAGS.dev_file)
+  if FLAGS.task != MULTIPLE_CHOICE_TASK:
+    wrong = [name for name in _CHOICE_FLAGS if FLAGS[name].present]
+    if wrong:
+      raise app.UsageError(f"--{', --'.join(wrong)} only used by --task={MULTIPLE_CHOICE_TASK}")
+  else:
+    wrong = [name for name in _CLASSIFICATION_FLAGS + _TAGGING_FLAGS + ("source",)
+             if FLAGS[name].present]
+    if wrong:
+      raise app.UsageError(f"--{', --'.join(sorted(set(wrong)))} not used by "
+                           f"--task={MULTIPLE_CHOICE_TASK}")
+    if not (FLAGS.input_dir or (FLAGS.train_file and FLAGS.dev_file)):
+      raise app.UsageError(f"--task={MULTIPLE_CHOICE_TASK}: give --train_file and --dev_file "
+                           "(or --input_dir)")
+    return
   if FLAGS.task == TAGGING_TASK:
     wrong = [name for name in _CLASSIFICATION_FLAGS + ("input_dir", "source")
              if FLAGS[name].present and name not in _TAGGING_FLAGS]
@@ -163,6 +196,18 @@ def main(argv):
           tokenizer, FLAGS.output_dir, FLAGS.max_seq_length, files, FLAGS.text_columns,
           FLAGS.label_column, FLAGS.labels, FLAGS.regression, FLAGS.multi_label,
           FLAGS.label_delimiter)
+    elif FLAGS.task == MULTIPLE_CHOICE_TASK:
+      files = create_records.find_split_files(FLAGS.input_dir, FLAGS.train_file,
+                                              FLAGS.dev_file)
+      files.pop("test", None)  # an --input_dir's test file: questions without answers
+      meta_data = create_records.create_multiple_choice_data(
+          tokenizer, FLAGS.output_dir, FLAGS.max_seq_length, files,
+          ChoiceFields(FLAGS.context_field, FLAGS.question_field, FLAGS.choices_field,
+                       FLAGS.label_field))
+      for split, count in meta_data["num_records"].items():
+        print(f"{split}: {count} questions of {meta_data['num_choices']} choices, "
+              f"{meta_data['num_truncated'][split]} of {count * meta_data['num_choices']} "
+              f"pairs cut to {FLAGS.max_seq_length} pieces", flush=True)
     elif FLAGS.task == TAGGING_TASK:
       files = {split: path for split, path in (("train", FLAGS.train_file),
                                                ("dev", FLAGS.dev_file),

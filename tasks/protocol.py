@@ -33,8 +33,9 @@ ENERGY_SCORING_ENCODER = "energy_scoring_encoder"  # ENCODER's plus `score` (Ele
 SENTENCE_PREDICTION = "sentence_prediction"  # a GLUE-style classifier or regressor
 QUESTION_ANSWERING = "question_answering"  # a SQuAD span predictor
 TAGGING = "tagging"  # a token tagger (NER, chunking, POS): a tag per word
+MULTIPLE_CHOICE = "multiple_choice"  # a score per choice, one choice a question
 SERVING_KINDS = (ENCODER, SCORING_ENCODER, ENERGY_SCORING_ENCODER, SENTENCE_PREDICTION,
-                 QUESTION_ANSWERING, TAGGING)
+                 QUESTION_ANSWERING, TAGGING, MULTIPLE_CHOICE)
 
 
 @dataclasses.dataclass

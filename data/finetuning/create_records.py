@@ -17,6 +17,8 @@ import tensorflow as tf
 
 from data.finetuning import glue_features
 from data.finetuning import mrqa_reader
+from data.finetuning import multiple_choice_features
+from data.finetuning import multiple_choice_reader
 from data.finetuning import sentence_reader
 from data.finetuning import squad_features
 from data.finetuning import squad_reader
@@ -43,6 +45,7 @@ from data.user_error import UserError
 MRQA_TASK = "mrqa"
 SQUAD_VERSIONS = {"squad_v1": "v1.1", "squad_v2": "v2.0", MRQA_TASK: "v1.1"}
 TAGGING_TASK = "tagging"
+MULTIPLE_CHOICE_TASK = "multiple_choice"
 SQUAD_EVAL_EXAMPLES_FILE = "dev.json"
 
 
@@ -226,6 +229,59 @@ def create_classification_data(tokenizer: Tokenizer, output_dir: str,
         empty = sum(1 for example in split_examples if not example.label)
         logging.info("%s: %d of %d rows have no label", split, empty, len(split_examples))
   return write_sentence_data(spec, examples, tokenizer, output_dir, max_seq_length)
+
+
+def create_multiple_choice_data(
+    tokenizer: Tokenizer, output_dir: str, max_seq_length: int, files: Dict[str, str],
+    fields: multiple_choice_reader.ChoiceFields = multiple_choice_reader.ChoiceFields()
+    ) -> Dict[str, Any]:
+  """Writes the records and meta data of a multiple-choice task (SWAG, RACE, COPA, ...).
+
+  Args:
+    tokenizer: the pretraining tokenizer.
+    output_dir: where to write.
+    max_seq_length: S, the length of each choice's pair.
+    files: split -> path, "train" and "dev" (JSON lines or SWAG's CSV layout:
+      data/finetuning/multiple_choice_reader.py).
+    fields: JSON lines: the field names.
+
+  Returns:
+    The meta data written: task "multiple_choice", num_choices, max_seq_length,
+    num_records and num_truncated (pairs cut to fit S) per split, eval_splits ["dev"],
+    test_splits [], the tokenizer's fields.
+
+  Raises:
+    UserError: a bad row (naming the file and line), a test file, or files whose questions
+      have different numbers of choices, before anything is written.
+  """
+  if "test" in files:
+    raise UserError(f"--test_file={files['test']}: multiple choice reads a labelled train "
+                    "and dev file; predict other questions with the exported SavedModel")
+  for split, path in files.items():
+    if not tf.io.gfile.exists(path):
+      raise MissingFileError(f"--{split}_file={path}: no such file")
+  examples = {"train": multiple_choice_reader.read_multiple_choice(files["train"], fields)}
+  num_choices = len(examples["train"][0].choices)
+  examples["dev"] = multiple_choice_reader.read_multiple_choice(
+      files["dev"], fields, num_choices, f"{files['train']} (its first question)")
+  features, truncated = {}, {}
+  for split, split_examples in examples.items():  # all encoded before any is written
+    features[split], truncated[split] = multiple_choice_features.encode_examples(
+        split_examples, tokenizer, max_seq_length)
+  def write_files(folder: str) -> Dict[str, Any]:
+    counts = {}
+    for split in examples:
+      counts[split] = write_tfrecord(os.path.join(folder, f"{split}.tf_record"),
+                                     features[split])
+      logging.info("multiple choice %s: %d questions of %d choices, %d of %d pairs cut to "
+                   "%d pieces", split, counts[split], num_choices, truncated[split],
+                   counts[split] * num_choices, max_seq_length)
+    return dict(task=MULTIPLE_CHOICE_TASK, num_choices=num_choices,
+                max_seq_length=max_seq_length, num_records=counts, num_truncated=truncated,
+                eval_splits=["dev"], test_splits=[], vocab_file=tokenizer.vocab_file,
+                lower_case=tokenizer.lower_case, tokenizer=tokenizer.kind)
+
+  return write_records_folder(output_dir, tokenizer, write_files)
 
 
 def create_squad_data(task: str, tokenizer: Tokenizer, output_dir: str,

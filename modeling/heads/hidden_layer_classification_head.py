@@ -22,13 +22,16 @@ class HiddenLayerClassificationHead(tf_keras.layers.Layer):
     hidden_size: width of the hidden layer (transformers: the encoder's hidden size).
     dropout_rate: dropout before each dense.
     initializer_range: stddev of the dense kernels' truncated-normal initialisers.
+    input_dropout: dropout on the [CLS] vector too (ElectraClassificationHead); False is
+      the structure of ElectraForMultipleChoice's `sequence_summary` and `classifier`
+      (dense + GELU, dropout, dense: ElectraConfig's summary_* defaults).
 
   Call input: `cls_vector` [batch, hidden] (the encoder's `pooled_output`, without pooler).
   Call output: float32 logits [batch, num_classes], or scores [batch] when num_classes == 1.
   """
 
   def __init__(self, num_classes: int, hidden_size: int, dropout_rate: float = 0.1,
-               initializer_range: float = 0.02, **kwargs):
+               initializer_range: float = 0.02, input_dropout: bool = True, **kwargs):
     super().__init__(**kwargs)
     if num_classes < 1:
       raise ValueError(f"num_classes must be >= 1, got {num_classes}")
@@ -36,6 +39,7 @@ class HiddenLayerClassificationHead(tf_keras.layers.Layer):
     self.hidden_size = hidden_size
     self.dropout_rate = dropout_rate
     self.initializer_range = initializer_range
+    self.input_dropout = input_dropout
     self.dropout = tf_keras.layers.Dropout(dropout_rate)
     self.dense = tf_keras.layers.Dense(
         hidden_size, activation="gelu", kernel_initializer=truncated_normal(initializer_range),
@@ -45,11 +49,14 @@ class HiddenLayerClassificationHead(tf_keras.layers.Layer):
         name="out_proj")
 
   def call(self, cls_vector, training=None):
-    hidden = self.dense(self.dropout(tf.cast(cls_vector, tf.float32), training=training))
+    cls_vector = tf.cast(cls_vector, tf.float32)
+    if self.input_dropout:
+      cls_vector = self.dropout(cls_vector, training=training)
+    hidden = self.dense(cls_vector)
     logits = self.out_proj(self.dropout(hidden, training=training))
     return tf.squeeze(logits, axis=-1) if self.num_classes == 1 else logits
 
   def get_config(self):
     return dict(super().get_config(), num_classes=self.num_classes,
                 hidden_size=self.hidden_size, dropout_rate=self.dropout_rate,
-                initializer_range=self.initializer_range)
+                initializer_range=self.initializer_range, input_dropout=self.input_dropout)

@@ -1,5 +1,5 @@
-"""An encoder with a fine-tuning head: sentence prediction (GLUE), span QA (SQuAD) and token
-tagging (NER, chunking, POS).
+"""An encoder with a fine-tuning head: sentence prediction (GLUE), span QA (SQuAD), token
+tagging (NER, chunking, POS) and multiple choice (SWAG, RACE, ...).
 
 All keep the encoder as the attribute `encoder`, so a checkpoint's encoder branch restores
 into `model.encoder` and layer-wise learning rates can tell encoder variables from head ones.
@@ -8,6 +8,7 @@ Each names the transformers class its encoder and head form, when there is one
 """
 from typing import List, Union
 
+import tensorflow as tf
 import tf_keras
 
 from modeling.heads.hidden_layer_classification_head import HiddenLayerClassificationHead
@@ -165,3 +166,58 @@ class TokenClassificationModel(tf_keras.Model):
     return [model_parts.ModelPart("token_classification",
                                   model_parts.ELECTRA_FOR_TOKEN_CLASSIFICATION, self.encoder,
                                   self.head)]
+
+
+class MultipleChoiceModel(SentencePredictionModel):
+  """Each choice's pair -> encoder -> [CLS] -> a head of one output; a score per choice.
+
+  The C pairs of a question go through the encoder as C rows of one batch; the scores of a
+  question's choices are its logits (a softmax over them is the task's, tasks/
+  multiple_choice_task.py).
+
+  Args:
+    encoder: a TransformerEncoder.
+    head: a HiddenLayerClassificationHead with one output and no input dropout
+      (ElectraForMultipleChoice's `sequence_summary` and `classifier`) or a
+      SentencePredictionHead with one output (over BERT's pooler: BertForMultipleChoice).
+
+  Call inputs: dict `input_word_ids`, `input_mask`, `input_type_ids` int32
+    [batch, choices, seq].
+  Call output: float32 logits [batch, choices].
+
+  Example:
+
+    >>> import tensorflow as tf
+    >>> from modeling.layers.encoder_config import EncoderConfig
+    >>> config = EncoderConfig(vocab_size=30, hidden_size=16, num_layers=1,
+    ...                        intermediate_size=32, embedding_size=8)
+    >>> model = MultipleChoiceModel(TransformerEncoder(config),
+    ...                             SentencePredictionHead(num_classes=1))
+    >>> ids = tf.constant([[[2, 9, 3, 11, 3], [2, 9, 3, 12, 3], [2, 9, 3, 13, 3]]])
+    >>> logits = model(dict(input_word_ids=ids, input_mask=tf.sign(ids),
+    ...                     input_type_ids=tf.constant([[[0, 0, 0, 1, 1]] * 3])))
+    >>> print(logits.dtype.name, logits.shape)
+    float32 (1, 3)
+  """
+
+  def call(self, inputs, training=None):
+    shape = tf.shape(inputs["input_word_ids"])
+    flat = {name: tf.reshape(inputs[name], [-1, shape[-1]])
+            for name in ("input_word_ids", "input_mask", "input_type_ids")}
+    return tf.reshape(super().call(flat, training=training), shape[:2])
+
+  def exported_parts(self) -> List[model_parts.ModelPart]:
+    """ElectraForMultipleChoice (transformers' summary head, no pooler) or
+    BertForMultipleChoice (one-output head over BERT's pooler, embedding width = hidden
+    width); none otherwise."""
+    has_pooler = self.encoder.pooler is not None
+    config = self.encoder.config
+    if (isinstance(self.head, HiddenLayerClassificationHead) and not has_pooler
+        and not self.head.input_dropout):
+      architecture = model_parts.ELECTRA_FOR_MULTIPLE_CHOICE
+    elif (isinstance(self.head, SentencePredictionHead) and has_pooler
+          and config.embedding_size == config.hidden_size):
+      architecture = model_parts.BERT_FOR_MULTIPLE_CHOICE
+    else:
+      return []
+    return [model_parts.ModelPart("multiple_choice", architecture, self.encoder, self.head)]

@@ -21,6 +21,8 @@ its task head, when transformers has a class of that structure:
 | SentencePredictionModel, HiddenLayerClassificationHead | sequence_classification | ElectraForSequenceClassification |
 | SentencePredictionModel, encoder with BERT's pooler  | sequence_classification | BertForSequenceClassification     |
 | QuestionAnsweringModel, SpanEndpointsHead            | question_answering      | ElectraForQuestionAnswering       |
+| MultipleChoiceModel, HiddenLayerClassificationHead   | multiple_choice         | ElectraForMultipleChoice          |
+| MultipleChoiceModel, encoder with BERT's pooler      | multiple_choice         | BertForMultipleChoice             |
 
 ELECTRA's classes compute a BERT-shaped encoder (embedding_size == hidden_size) exactly too:
 ElectraModel then has no embedding projection and is BertModel's computation. ELECTRA's own
@@ -47,6 +49,8 @@ ELECTRA_FOR_TOKEN_CLASSIFICATION = "ElectraForTokenClassification"
 ELECTRA_FOR_SEQUENCE_CLASSIFICATION = "ElectraForSequenceClassification"
 BERT_FOR_SEQUENCE_CLASSIFICATION = "BertForSequenceClassification"
 ELECTRA_FOR_QUESTION_ANSWERING = "ElectraForQuestionAnswering"
+ELECTRA_FOR_MULTIPLE_CHOICE = "ElectraForMultipleChoice"
+BERT_FOR_MULTIPLE_CHOICE = "BertForMultipleChoice"
 
 
 @dataclasses.dataclass(frozen=True)

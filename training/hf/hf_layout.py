@@ -22,6 +22,8 @@ The slot lists follow transformers' module trees:
   BertForSequenceClassification  + `bert.pooler.dense.*` (the encoder's tanh pooler),
                                    `classifier.*`
   ElectraForQuestionAnswering    + `qa_outputs.*` (start and end logits: [2, hidden])
+  ElectraForMultipleChoice       + `sequence_summary.summary.*`, `classifier.*` ([1, hidden])
+  BertForMultipleChoice          + `bert.pooler.dense.*`, `classifier.*` ([1, hidden])
 """
 import dataclasses
 from typing import Dict, List
@@ -200,9 +202,17 @@ def electra_sequence_classification_slots(head, encoder) -> List[WeightSlot]:
           + dense_slots(head.out_proj, "classifier.out_proj"))
 
 
+def electra_multiple_choice_slots(head, encoder) -> List[WeightSlot]:
+  """HiddenLayerClassificationHead (one output) as ElectraForMultipleChoice's
+  `sequence_summary.summary` and `classifier`."""
+  del encoder
+  return (dense_slots(head.dense, "sequence_summary.summary")
+          + dense_slots(head.out_proj, "classifier"))
+
+
 def bert_sequence_classification_slots(head, encoder) -> List[WeightSlot]:
   """The encoder's pooler and a SentencePredictionHead as BertForSequenceClassification's
-  `bert.pooler.dense` and `classifier`."""
+  (and BertForMultipleChoice's, one output) `bert.pooler.dense` and `classifier`."""
   return dense_slots(encoder.pooler, "bert.pooler.dense") + dense_slots(head.dense,
                                                                          "classifier")
 

@@ -40,6 +40,8 @@ ARCHITECTURES: Dict[str, tuple] = {
     parts_of.BERT_FOR_SEQUENCE_CLASSIFICATION: ("bert",
                                                 hf_layout.bert_sequence_classification_slots),
     parts_of.ELECTRA_FOR_QUESTION_ANSWERING: ("electra", hf_layout.question_answering_slots),
+    parts_of.ELECTRA_FOR_MULTIPLE_CHOICE: ("electra", hf_layout.electra_multiple_choice_slots),
+    parts_of.BERT_FOR_MULTIPLE_CHOICE: ("bert", hf_layout.bert_sequence_classification_slots),
 }
 # Fine-tuned architectures whose config.json names each output (id2label, label2id).
 LABELLED = (parts_of.ELECTRA_FOR_TOKEN_CLASSIFICATION,

@@ -10,7 +10,9 @@ Its kind picks the serving module:
   energies, training/serving/export_electric.py);
 - SENTENCE_PREDICTION (GlueTask): `glue_<task name>` (training/serving/export_glue.py);
 - QUESTION_ANSWERING (SquadTask): `squad` (training/serving/export_squad.py);
-- TAGGING (TaggingTask): `tagging` (training/serving/export_tagging.py).
+- TAGGING (TaggingTask): `tagging` (training/serving/export_tagging.py);
+- MULTIPLE_CHOICE (MultipleChoiceTask): `multiple_choice`
+  (training/serving/export_multiple_choice.py).
 
 The vocab and casing are the ones the run kept next to its checkpoints
 (training/run_vocab.py; ExportConfig.vocab_file may name the same again), checked against
@@ -41,6 +43,7 @@ from training.serving.export import save
 from training.serving.export_glue import GlueServingModule
 from training.serving.export_hub import export_hub_pair
 from training.serving.export_electric import ElectricServingModule
+from training.serving.export_multiple_choice import MultipleChoiceServingModule
 from training.serving.export_script import ScriptServingModule
 from training.serving.export_squad import SquadServingModule
 from training.serving.export_tagging import TaggingServingModule
@@ -143,6 +146,9 @@ def _write_exports(task, model: tf_keras.Model, model_dir: str, version: int,
     return {export.name: save(module, path, module.signatures(), vocab)}
   if export.kind == protocol.TAGGING:
     module = TaggingServingModule(model, task.labels, preprocessor)
+    return {export.name: save(module, path, module.signatures(), vocab)}
+  if export.kind == protocol.MULTIPLE_CHOICE:
+    module = MultipleChoiceServingModule(model, preprocessor, task.num_choices)
     return {export.name: save(module, path, module.signatures(), vocab)}
   if preprocessor is None:
     logging.warning("No vocab: ExportConfig.vocab_file is not set, %s holds no %s and the "

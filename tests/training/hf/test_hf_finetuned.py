@@ -1,4 +1,5 @@
-"""Fine-tuned models to transformers: a tagger, sequence classifiers and a QA model, written
+"""Fine-tuned models to transformers: a tagger, sequence classifiers, a QA model and
+multiple-choice models, written
 by training/hf/hf_export.py, load into transformers' Auto classes with no missing or
 unexpected weights and give our logits on the same inputs.
 
@@ -23,6 +24,7 @@ from modeling.heads.sentence_prediction_head import SentencePredictionHead
 from modeling.heads.span_endpoints_head import SpanEndpointsHead
 from modeling.heads.token_classification_head import TokenClassificationHead
 from modeling.layers.transformer_encoder import TransformerEncoder
+from modeling.models.finetuning_models import MultipleChoiceModel
 from modeling.models.finetuning_models import QuestionAnsweringModel
 from modeling.models.finetuning_models import SentencePredictionModel
 from modeling.models.finetuning_models import TokenClassificationModel
@@ -55,13 +57,20 @@ def _inputs(with_paragraph_mask=False):
   return inputs
 
 
+def _choice_inputs(num_choices=3):
+  """Two questions of `num_choices` pairs each: int32 [2, num_choices, SEQ]."""
+  inputs = tiny_inputs(batch=2 * num_choices, seq=SEQ, vocab=VOCAB)
+  return {name: tf.reshape(value, [2, num_choices, SEQ]) for name, value in inputs.items()}
+
+
 def _exported(model, directory, auto_class, labels=(), problem_type=None):
   """Builds, scrambles and exports `model`; loads the folder with transformers' `auto_class`.
 
   Returns:
     (the folder, its config.json, the transformers model, its loading info).
   """
-  model(_inputs(isinstance(model, QuestionAnsweringModel)), training=False)
+  model(_choice_inputs() if isinstance(model, MultipleChoiceModel)
+        else _inputs(isinstance(model, QuestionAnsweringModel)), training=False)
   scramble_weights(model.weights, seed=5)
   written = export_hf(model, str(directory), RunVocab(SAMPLE_VOCAB, lower_case=True), labels,
                       problem_type)
@@ -161,16 +170,46 @@ def test_a_qa_model_loads_into_auto_model_for_question_answering(shape, tmp_path
     np.testing.assert_allclose(theirs[name].numpy(), ours[name].numpy(), atol=1e-5, rtol=0)
 
 
+CHOICE_HEADS = {
+    # name: (encoder shape, pooler, head, architecture)
+    "electra_transformers_head": ("electra", False, lambda: HiddenLayerClassificationHead(
+        1, hidden_size=32, input_dropout=False), "ElectraForMultipleChoice"),
+    "bert_shaped_transformers_head": ("bert", False, lambda: HiddenLayerClassificationHead(
+        1, hidden_size=32, input_dropout=False), "ElectraForMultipleChoice"),
+    "bert_pooler": ("bert", True, lambda: SentencePredictionHead(1), "BertForMultipleChoice"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(CHOICE_HEADS))
+def test_a_multiple_choice_model_loads_into_auto_model_for_multiple_choice(name, tmp_path):
+  shape, pooler, head, architecture = CHOICE_HEADS[name]
+  model = MultipleChoiceModel(_encoder(shape, pooler), head())
+  _, config, reference, info = _exported(model, tmp_path, "AutoModelForMultipleChoice")
+  assert info == NO_LOSS_INFO
+  assert config["architectures"] == [architecture]
+  assert type(reference).__name__ == "TF" + architecture
+  for num_choices in (3, 5):  # any number of choices, as the model is a scorer per choice
+    inputs = _choice_inputs(num_choices)
+    ours = model(inputs, training=False).numpy()
+    assert ours.shape == (2, num_choices) and ours.std() > 0.1
+    np.testing.assert_allclose(_their(reference, inputs).logits.numpy(), ours, atol=1e-5,
+                               rtol=0)
+
+
 def test_the_papers_heads_name_no_transformers_class():
   """ELECTRA's GLUE head without a pooler (or over a pooler with embedding width 16 below
-  hidden 32: BertConfig has no embedding_size), transformers' ELECTRA head over a pooler and
-  XLNet's joint span head: only the encoder."""
+  hidden 32: BertConfig has no embedding_size), transformers' ELECTRA head over a pooler,
+  XLNet's joint span head, and multiple-choice heads of neither transformers' structure:
+  only the encoder."""
   for model in (SentencePredictionModel(_encoder("electra"), SentencePredictionHead(2)),
                 SentencePredictionModel(_encoder("electra", output_pooler=True),
                                         SentencePredictionHead(2)),
                 SentencePredictionModel(_encoder("electra", output_pooler=True),
                                         HiddenLayerClassificationHead(2, hidden_size=32)),
-                QuestionAnsweringModel(_encoder("electra"), JointSpanHead(inner_size=8))):
+                QuestionAnsweringModel(_encoder("electra"), JointSpanHead(inner_size=8)),
+                MultipleChoiceModel(_encoder("electra"), SentencePredictionHead(1)),
+                MultipleChoiceModel(_encoder("electra"),  # transformers' head has no dropout
+                                    HiddenLayerClassificationHead(1, hidden_size=32))):
     assert [(part.name, part.architecture) for part in model_parts(model)] == [
         ("encoder", "ElectraModel")]
 
