@@ -8,8 +8,11 @@ Your own data, one or two text columns and a label column, in TSV, CSV or JSON-l
       [--labels=neg,pos | --regression | --multi_label [--label_delimiter=,]] \
       --vocab_file=vocab.txt --output_dir=/tmp/mine
 
-(or --input_dir=my/ holding train.{tsv,csv,jsonl}, dev.* and optionally test.*). Labels come
-from --labels or, sorted, from the training file; --regression reads a numeric score instead;
+(or --input_dir=my/ holding train.{tsv,csv,jsonl}, dev.* and optionally test.*).
+A text longer than --max_seq_length is cut, unless --window_stride=N (one text column) makes
+it several records, windows of max_seq_length - 2 pieces starting N pieces apart; evaluation
+and the SavedModel's text signature join a text's windows back into one prediction.
+Labels come from --labels or, sorted, from the training file; --regression reads a numeric score instead;
 --multi_label a set of labels a row ("sports,politics", an empty field for none; a JSON list
 in .jsonl files).
 The GLUE tasks are presets of the same reader:
@@ -85,7 +88,7 @@ from data.tokenization import make_tokenizer
 
 FLAGS = flags.FLAGS
 _CLASSIFICATION_FLAGS = ("test_file", "text_columns", "label_column", "labels", "regression",
-                         "multi_label", "label_delimiter")
+                         "multi_label", "label_delimiter", "window_stride")
 _TAGGING_FLAGS = ("test_file", "labels", "tag_scheme", "tag_column", "tokens_field",
                   "tags_field")
 _CHOICE_FLAGS = ("context_field", "question_field", "choices_field", "label_field")
@@ -122,6 +125,11 @@ def define_flags():
                     "none included), joined by --label_delimiter.")
   flags.DEFINE_string("label_delimiter", ",", "classification --multi_label: what joins a "
                       "row's labels.")
+  flags.DEFINE_integer("window_stride", 0,
+                       "classification, one text column: 0 cuts a text at --max_seq_length; "
+                       "N makes a longer text several records, windows of max_seq_length - 2 "
+                       "pieces starting N pieces apart (N below that), each with the text's "
+                       "label; evaluation and serving join them back.")
   flags.DEFINE_enum("tag_scheme", "iob2", list(TAG_SCHEMES),
                     "tagging: iob1 (CoNLL-2003's files), iob2 (BIO), iobes, or plain (a tag "
                     "per word, no spans: POS).")
@@ -195,7 +203,11 @@ def main(argv):
       meta_data = create_records.create_classification_data(
           tokenizer, FLAGS.output_dir, FLAGS.max_seq_length, files, FLAGS.text_columns,
           FLAGS.label_column, FLAGS.labels, FLAGS.regression, FLAGS.multi_label,
-          FLAGS.label_delimiter)
+          FLAGS.label_delimiter, FLAGS.window_stride)
+      if FLAGS.window_stride:
+        for split, count in meta_data["num_texts"].items():
+          print(f"{split}: {count} texts, {meta_data['num_windowed'][split]} split into "
+                f"windows, {meta_data['num_records'][split]} records", flush=True)
     elif FLAGS.task == MULTIPLE_CHOICE_TASK:
       files = create_records.find_split_files(FLAGS.input_dir, FLAGS.train_file,
                                               FLAGS.dev_file)

@@ -12,6 +12,8 @@ BertForSequenceClassification for 'paper' over a pooler, and refuses 'paper' wit
 Loss: softmax cross-entropy, mean squared error for a score, or for a set of labels a text
 (`--multi_label` records) binary cross-entropy of a sigmoid per label (the mean over labels,
 as transformers' BCEWithLogitsLoss), averaged over the global batch.
+Records made with `--window_stride` hold a long text as several windows: training sees each,
+evaluation and the text signature join a text's windows back (`window_join`).
 Evaluation: the task's metrics on every dev split (tasks/glue_metrics.py), each dev split's
 predictions with label names (`dev_predictions.tsv`, when there is a predictions_dir) and,
 when `write_test_predictions`, the test splits' prediction (leaderboard) files.
@@ -41,6 +43,8 @@ from tasks.glue_submission import write_submission
 from tasks.protocol import SavedModelExport
 from tasks.protocol import SENTENCE_PREDICTION
 from tasks.protocol import StepResult
+from tasks.window_join import join_windows
+from tasks.window_join import WINDOW_JOINS
 
 # GlueTask.head: ELECTRA's GLUE head, or transformers' ElectraForSequenceClassification head.
 GLUE_HEADS = ("paper", "transformers")
@@ -68,6 +72,10 @@ class GlueTask(FinetuningTask):
     multi_label_threshold: a multi-label task predicts a label where its sigmoid reaches
       this (metrics, prediction files, the SavedModel's `labels`); 0.5, transformers' and
       scikit-learn's usual cut. The evaluation also reports the best threshold on the split.
+    window_join: records made with `--window_stride` hold a long text as several windows:
+      evaluation and the SavedModel's text signature score each text once, from the mean
+      ('mean', the default) or the maximum ('max') of its windows' logits
+      (tasks/window_join.py). Training sees every window, labelled as its text.
 
   Metrics (0-100): see tasks/glue_metrics.py; MNLI's carry the split as a suffix
   (`accuracy_dev_matched`, `accuracy_dev_mismatched`).
@@ -96,7 +104,7 @@ class GlueTask(FinetuningTask):
                seed: int = 0, layerwise_lr_decay: float = 0.8,
                electra_off_by_one: bool = False, predictions_dir: str = "",
                write_test_predictions: bool = False, head: str = "paper",
-               multi_label_threshold: float = 0.5):
+               multi_label_threshold: float = 0.5, window_join: str = "mean"):
     super().__init__(encoder, data, seed=seed, layerwise_lr_decay=layerwise_lr_decay,
                      electra_off_by_one=electra_off_by_one, predictions_dir=predictions_dir)
     if task_name not in GLUE_TASKS and task_name != CLASSIFICATION_TASK:
@@ -112,8 +120,13 @@ class GlueTask(FinetuningTask):
     if not 0.0 < multi_label_threshold < 1.0:
       raise UserError(f"GlueTask.multi_label_threshold = {multi_label_threshold}: a "
                       "probability strictly between 0 and 1")
+    if window_join not in WINDOW_JOINS:
+      raise UserError(f"GlueTask.window_join = {window_join!r}; choose one of "
+                      f"{list(WINDOW_JOINS)}")
     self.head = head
     self.multi_label_threshold = multi_label_threshold
+    self.window_join = window_join
+    self.window_stride = int(self.meta_data.get("window_stride", 0))
     self.spec = spec_from_meta_data(self.meta_data, GLUE_TASKS)
     self.write_test_predictions = write_test_predictions
 
@@ -225,22 +238,23 @@ class GlueTask(FinetuningTask):
     labelled = self.labelled_splits()
     for index, split in enumerate(splits):
       rows = gathered["split_index"] == index
-      predictions = glue_metrics.predictions_from_outputs(
-          self.spec, gathered["outputs"][rows], self.multi_label_threshold)
+      example_ids, outputs, gold = (gathered["example_id"][rows], gathered["outputs"][rows],
+                                    gathered["label_ids"][rows])
+      if self.window_stride:  # one row a text, from its windows
+        example_ids, outputs, gold = join_windows(example_ids, outputs, gold,
+                                                  self.window_join)
+      predictions = glue_metrics.predictions_from_outputs(self.spec, outputs,
+                                                          self.multi_label_threshold)
       if split in labelled:
         suffix = f"_{split}" if len(labelled) > 1 else ""
-        found = glue_metrics.compute_metrics(self.spec, gathered["label_ids"][rows],
-                                             predictions)
+        found = glue_metrics.compute_metrics(self.spec, gold, predictions)
         if self.spec.multi_label:
-          found.update(glue_metrics.best_threshold(gathered["label_ids"][rows],
-                                                   gathered["outputs"][rows]))
+          found.update(glue_metrics.best_threshold(gold, outputs))
         for name, value in found.items():
           results[name + suffix] = value
         if self.predictions_dir:
-          write_submission(self.predictions_dir, self.spec, split,
-                           gathered["example_id"][rows], predictions,
-                           gold=gathered["label_ids"][rows])
+          write_submission(self.predictions_dir, self.spec, split, example_ids, predictions,
+                           gold=gold)
       else:
-        write_submission(self.predictions_dir, self.spec, split,
-                         gathered["example_id"][rows], predictions)
+        write_submission(self.predictions_dir, self.spec, split, example_ids, predictions)
     return results

@@ -13,6 +13,7 @@ import os
 from typing import Any, Dict, List, Optional, Sequence
 
 from absl import logging
+import numpy as np
 import tensorflow as tf
 
 from data.finetuning import glue_features
@@ -62,7 +63,7 @@ def read_meta_data(data_dir: str) -> Dict[str, Any]:
 def write_sentence_data(spec: SentenceTaskSpec,
                         examples: Dict[str, List[sentence_reader.SentenceExample]],
                         tokenizer: Tokenizer, output_dir: str,
-                        max_seq_length: int) -> Dict[str, Any]:
+                        max_seq_length: int, window_stride: int = 0) -> Dict[str, Any]:
   """Writes the records and meta data of a sentence(-pair) task.
 
   Args:
@@ -71,23 +72,32 @@ def write_sentence_data(spec: SentenceTaskSpec,
     tokenizer: the pretraining tokenizer.
     output_dir: where to write.
     max_seq_length: sequence length of the records.
+    window_stride: 0 cuts long texts; else a long text's windows start this many pieces
+      apart (data/finetuning/glue_features.py, `encode_examples`).
 
   Returns:
-    The meta data written.
+    The meta data written; with windows also window_stride, and num_texts and
+    num_windowed (texts that took more than one record) per split.
   """
   def write_files(folder: str) -> Dict[str, Any]:
-    counts = {}
+    counts, windowed = {}, {}
     for split, split_examples in examples.items():
       logging.info("%s %s: encoding %d examples", spec.name, split, len(split_examples))
       features = glue_features.encode_examples(split_examples, spec, tokenizer,
-                                               max_seq_length)
+                                               max_seq_length, window_stride)
       counts[split] = write_tfrecord(os.path.join(folder, f"{split}.tf_record"), features)
-      logging.info("%s %s: %d examples", spec.name, split, counts[split])
+      windows_a_text = np.unique(features["example_id"], return_counts=True)[1]
+      windowed[split] = int(np.sum(windows_a_text > 1))
+      logging.info("%s %s: %d examples, %d records", spec.name, split, len(split_examples),
+                   counts[split])
     meta_data = spec_to_meta_data(spec)
     meta_data.update(max_seq_length=max_seq_length, num_records=counts,
                      test_splits=[split for split in spec.test_splits if split in counts],
                      vocab_file=tokenizer.vocab_file, lower_case=tokenizer.lower_case,
                      tokenizer=tokenizer.kind)
+    if window_stride:
+      meta_data.update(window_stride=window_stride, num_windowed=windowed,
+                       num_texts={split: len(value) for split, value in examples.items()})
     return meta_data
 
   return write_records_folder(output_dir, tokenizer, write_files)
@@ -175,8 +185,8 @@ def create_classification_data(tokenizer: Tokenizer, output_dir: str,
                                text_columns: Sequence[str], label_column: str = "label",
                                labels: Optional[Sequence[str]] = None,
                                regression: bool = False, multi_label: bool = False,
-                               label_delimiter: str = DEFAULT_LABEL_DELIMITER
-                               ) -> Dict[str, Any]:
+                               label_delimiter: str = DEFAULT_LABEL_DELIMITER,
+                               window_stride: int = 0) -> Dict[str, Any]:
   """Writes the records and meta data of your own sentence(-pair) task.
 
   Args:
@@ -192,9 +202,15 @@ def create_classification_data(tokenizer: Tokenizer, output_dir: str,
     multi_label: the label column holds a set of labels joined by `label_delimiter` (none
       included): a sigmoid per label (data/finetuning/sentence_reader.py).
     label_delimiter: what joins a multi-label row's labels.
+    window_stride: 0 cuts a text at max_seq_length; a positive stride below
+      max_seq_length - 2 (one text column) makes a longer text several records, windows of
+      max_seq_length - 2 pieces starting `window_stride` pieces apart, each with the text's
+      label(s); evaluation and the text signature join a text's windows back
+      (tasks/glue_task.py).
 
   Returns:
-    The meta data written (its `labels` are the label names in id order).
+    The meta data written (its `labels` are the label names in id order; with windows,
+    `window_stride`, `num_texts` and `num_windowed` per split).
 
   Raises:
     ValueError: naming the file and line of a missing column, an empty text, a label not in
@@ -206,6 +222,14 @@ def create_classification_data(tokenizer: Tokenizer, output_dir: str,
     raise UserError("--multi_label and --regression exclude each other")
   if multi_label and not label_delimiter.strip():
     raise UserError(f"--label_delimiter={label_delimiter!r}: give a visible delimiter")
+  if window_stride:
+    if len(text_columns) != 1:
+      raise UserError(f"--window_stride={window_stride}: windows split one text column; "
+                      f"--text_columns={','.join(text_columns)} names a pair")
+    if not 0 < window_stride < max_seq_length - 2:
+      raise UserError(f"--window_stride={window_stride}: give a stride of 1 to "
+                      f"{max_seq_length - 3} pieces, below the window of --max_seq_length "
+                      f"{max_seq_length} less [CLS] and [SEP] ({max_seq_length - 2} pieces)")
   if labels and len(set(labels)) != len(labels):
     raise ValueError(f"--labels={','.join(labels)} names a label twice")
   if regression:
@@ -228,7 +252,8 @@ def create_classification_data(tokenizer: Tokenizer, output_dir: str,
       if split != "test":
         empty = sum(1 for example in split_examples if not example.label)
         logging.info("%s: %d of %d rows have no label", split, empty, len(split_examples))
-  return write_sentence_data(spec, examples, tokenizer, output_dir, max_seq_length)
+  return write_sentence_data(spec, examples, tokenizer, output_dir, max_seq_length,
+                             window_stride)
 
 
 def create_multiple_choice_data(

@@ -22,8 +22,17 @@ def truncate_pair(tokens_a: List[int], tokens_b: List[int], max_length: int):
     longer.pop()
 
 
+def window_starts(num_pieces: int, width: int, stride: int) -> List[int]:
+  """Where the windows of a text of `num_pieces` pieces start: every `stride` pieces from 0
+  until a window of `width` pieces reaches the end (one window, at 0, for a text that fits;
+  the serving signature computes the same in-graph, training/serving/export_glue.py)."""
+  beyond = max(num_pieces - width, 0)
+  return [index * stride for index in range(1 + -(-beyond // stride))]
+
+
 def encode_examples(examples: Sequence[SentenceExample], spec: SentenceTaskSpec,
-                    tokenizer: Tokenizer, max_seq_length: int) -> Dict[str, np.ndarray]:
+                    tokenizer: Tokenizer, max_seq_length: int,
+                    window_stride: int = 0) -> Dict[str, np.ndarray]:
   """Tokenizes and packs examples as `[CLS] a [SEP] (b [SEP])`, zero-padded.
 
   Args:
@@ -32,43 +41,63 @@ def encode_examples(examples: Sequence[SentenceExample], spec: SentenceTaskSpec,
     tokenizer: the pretraining WordPiece tokenizer.
     max_seq_length: sequence length S after padding; longer inputs are truncated, the longer
       of the two texts first.
+    window_stride: 0 cuts a long text at S; a positive stride (single texts only, below
+      S - 2) makes a text longer than S - 2 pieces several records instead, windows of
+      S - 2 pieces starting every `window_stride` pieces (`window_starts`), each with the
+      text's label and example_id.
 
   Returns:
-    Dict of numpy arrays: `input_ids`, `input_mask`, `segment_ids` int64 [N, S];
-    `label_ids` int64 [N] (float32 for regression; float32 [N, labels], 1 for each of a
+    Dict of numpy arrays over the R >= N records (R = N without windows):
+    `input_ids`, `input_mask`, `segment_ids` int64 [R, S];
+    `label_ids` int64 [R] (float32 for regression; float32 [R, labels], 1 for each of a
     row's labels, for a multi-label task; 0 for unlabelled test examples);
-    `example_id` int64 [N].
+    `example_id` int64 [R] (a text's windows share it).
   """
+  if window_stride and spec.is_pair:
+    raise ValueError(f"{spec.name}: windows split single texts, not pairs")
   tokens_a = tokenizer.tokenize([example.text_a for example in examples])
   tokens_b = (tokenizer.tokenize([example.text_b for example in examples]) if spec.is_pair
               else [[] for _ in examples])
-  count = len(examples)
-  input_ids = np.zeros([count, max_seq_length], np.int64)
-  input_mask = np.zeros([count, max_seq_length], np.int64)
-  segment_ids = np.zeros([count, max_seq_length], np.int64)
+  width = max_seq_length - 2
+  segments, sources = [], []  # per record: (a, b) and the example it is from
   for row, (a, b) in enumerate(zip(tokens_a, tokens_b)):
     if spec.is_pair:
       truncate_pair(a, b, max_seq_length - 3)
-      b = b + [tokenizer.sep_id]
+      segments.append((a, b + [tokenizer.sep_id]))
+    elif window_stride:
+      segments.extend((a[start:start + width], [])
+                      for start in window_starts(len(a), width, window_stride))
     else:
-      a = a[:max_seq_length - 2]
+      segments.append((a[:width], []))
+    sources.extend([row] * (len(segments) - len(sources)))
+  count = len(segments)
+  input_ids = np.zeros([count, max_seq_length], np.int64)
+  input_mask = np.zeros([count, max_seq_length], np.int64)
+  segment_ids = np.zeros([count, max_seq_length], np.int64)
+  for record, (a, b) in enumerate(segments):
     ids = [tokenizer.cls_id] + a + [tokenizer.sep_id] + b
-    input_ids[row, :len(ids)] = ids
-    input_mask[row, :len(ids)] = 1
-    segment_ids[row, len(a) + 2:len(ids)] = 1
+    input_ids[record, :len(ids)] = ids
+    input_mask[record, :len(ids)] = 1
+    segment_ids[record, len(a) + 2:len(ids)] = 1
+  sources = np.array(sources, np.int64)
+  return dict(input_ids=input_ids, input_mask=input_mask, segment_ids=segment_ids,
+              label_ids=_label_ids(examples, spec)[sources],
+              example_id=np.array([e.example_id for e in examples], np.int64)[sources])
+
+
+def _label_ids(examples: Sequence[SentenceExample], spec: SentenceTaskSpec) -> np.ndarray:
+  """Each example's label as `encode_examples` writes it, [N] or [N, labels]."""
   if spec.multi_label:
-    labels = np.zeros([count, len(spec.labels)], np.float32)
+    labels = np.zeros([len(examples), len(spec.labels)], np.float32)
     for row, example in enumerate(examples):
       for label in example.label or ():
         labels[row, spec.labels.index(label)] = 1.0
-  elif spec.is_regression:
-    labels = np.array([example.label if example.label is not None else 0.0
-                       for example in examples], np.float32)
-  else:
-    labels = np.array([spec.labels.index(example.label) if example.label is not None else 0
-                       for example in examples], np.int64)
-  return dict(input_ids=input_ids, input_mask=input_mask, segment_ids=segment_ids,
-              label_ids=labels, example_id=np.array([e.example_id for e in examples], np.int64))
+    return labels
+  if spec.is_regression:
+    return np.array([example.label if example.label is not None else 0.0
+                     for example in examples], np.float32)
+  return np.array([spec.labels.index(example.label) if example.label is not None else 0
+                   for example in examples], np.int64)
 
 
 def feature_spec(seq_length: int, is_regression: bool,

@@ -15,6 +15,14 @@ Outputs of both, classification: `logits`, `probabilities` float32 [batch, num_c
 label), `chosen` bool [batch, labels] (probability >= GlueTask.multi_label_threshold, kept
 in the export) and `labels` string [batch] (the chosen labels' names joined by the records'
 delimiter; "" for none).
+
+Records made with `--window_stride` (a long text as several windows): `serve_text` windows
+each text as the records do (S - 2 pieces, starting `window_stride` pieces apart:
+data/finetuning/glue_features.py, `window_starts`), scores every window and joins a text's
+windows' logits (or scores) by their mean or maximum (GlueTask.window_join, kept in the
+export) before the outputs above, so a text of any length gets one answer; it also returns
+`num_windows` int32 [batch]. `serve` and `serve_examples` score each row they are sent, as
+one window.
 """
 import tensorflow as tf
 
@@ -37,10 +45,14 @@ class GlueServingModule(tf.Module):
     spec: the task's SentenceTaskSpec (labels, pair or single, regression, multi-label).
     preprocessor: the TextPreprocessor of the task's vocab and sequence length.
     threshold: a multi-label task's decision threshold on each label's probability.
+    window_stride: the records' window stride (0: none; `serve_text` then reads each text's
+      first S - 2 pieces, as the records cut it).
+    window_join: "mean" or "max" of a text's windows (tasks/window_join.py).
   """
 
   def __init__(self, model: SentencePredictionModel, spec: SentenceTaskSpec,
-               preprocessor: TextPreprocessor, threshold: float = 0.5):
+               preprocessor: TextPreprocessor, threshold: float = 0.5,
+               window_stride: int = 0, window_join: str = "mean"):
     super().__init__(name="glue_serving")
     self.encoder = model.encoder
     self.head = model.head
@@ -49,6 +61,8 @@ class GlueServingModule(tf.Module):
     self.multi_label = spec.multi_label
     self.delimiter = spec.label_delimiter
     self.threshold = threshold
+    self.window_stride = window_stride
+    self.window_join = window_join
     self.serve = tf.function(self._serve, input_signature=ID_SIGNATURE)
     self.serve_examples = tf.function(
         lambda inputs: self._predict(parse_encoder_inputs(
@@ -58,6 +72,8 @@ class GlueServingModule(tf.Module):
       self.serve_text = tf.function(
           lambda text_a, text_b: self._predict(self.preprocessor(text_a, text_b)),
           input_signature=[text_spec("text_a"), text_spec("text_b")])
+    elif window_stride:
+      self.serve_text = tf.function(self._serve_windows, input_signature=[text_spec("text")])
     else:
       self.serve_text = tf.function(lambda text: self._predict(self.preprocessor(text)),
                                     input_signature=[text_spec("text")])
@@ -66,10 +82,35 @@ class GlueServingModule(tf.Module):
     return self._predict(dict(input_word_ids=input_word_ids, input_mask=input_mask,
                               input_type_ids=input_type_ids))
 
+  def _serve_windows(self, text):
+    """Each text's windows scored and joined (see the module docstring)."""
+    pieces = self.preprocessor.tokenize(text)
+    width = self.preprocessor.seq_length - 2
+    lengths = pieces.row_lengths()
+    beyond = tf.maximum(lengths - width, 0)
+    num_windows = 1 + (beyond + self.window_stride - 1) // self.window_stride
+    window_row = tf.repeat(tf.range(pieces.nrows()), num_windows)
+    starts = tf.ragged.range(num_windows).flat_values * self.window_stride
+    ends = tf.minimum(starts + width, tf.gather(lengths, window_row))
+    offsets = tf.gather(pieces.row_splits, window_row)
+    windows = tf.gather(pieces.values, tf.ragged.range(offsets + starts, offsets + ends))
+    logits = self._logits(self.preprocessor.pack([windows]))
+    join = tf.math.segment_mean if self.window_join == "mean" else tf.math.segment_max
+    outputs = self._outputs(join(logits, window_row))
+    outputs["num_windows"] = tf.cast(num_windows, tf.int32)
+    return outputs
+
+  def _logits(self, inputs):
+    """Encoder inputs -> the head's float32 logits [batch, classes] (scores [batch])."""
+    return tf.cast(self.head(encoder_outputs(self.encoder, inputs)["pooled_output"],
+                             training=False), tf.float32)
+
   def _predict(self, inputs):
     """Encoder inputs -> the signature outputs (see the module docstring)."""
-    outputs = tf.cast(self.head(encoder_outputs(self.encoder, inputs)["pooled_output"],
-                                training=False), tf.float32)
+    return self._outputs(self._logits(inputs))
+
+  def _outputs(self, outputs):
+    """Logits [batch, classes] (scores [batch]) -> the signature outputs."""
     if not self.labels:
       return {"score": outputs}
     if self.multi_label:

@@ -138,7 +138,8 @@ def _write_exports(task, model: tf_keras.Model, model_dir: str, version: int,
                      "ExportConfig.vocab_file")
   path = export_path(model_dir, export.name, version)
   if export.kind == protocol.SENTENCE_PREDICTION:
-    module = GlueServingModule(model, task.spec, preprocessor, task.multi_label_threshold)
+    module = GlueServingModule(model, task.spec, preprocessor, task.multi_label_threshold,
+                               task.window_stride, task.window_join)
     return {export.name: save(module, path, module.signatures(), vocab)}
   if export.kind == protocol.QUESTION_ANSWERING:
     module = SquadServingModule(model, preprocessor, task.meta_data["max_query_length"],
