@@ -15,6 +15,12 @@ that set it, and stops (training/config_origins.py). A user error (bad binding, 
 records or checkpoint, a checkpoint of another model, a bad TrainerConfig value) is printed
 as one `error: ...` line, exit status 1.
 
+eval, export and export_hf need no --gin_file: without one they read the run's own record
+(the newer of DIR/train_and_eval_config.gin and DIR/train_config.gin), and --gin_param
+bindings apply after it, checked against the checkpoint as ever:
+
+  python official_runner.py --mode=export --model_dir=/tmp/run
+
 The parsed config is the run's record, DIR/<mode>_config.gin, written once the run is
 accepted (a refused run leaves it as it was). A training run holds DIR/.run.lock while it
 runs: a second one in the same DIR stops at once, naming the holder. A resumed run whose
@@ -49,6 +55,8 @@ flags.DEFINE_bool("print_config", False, "Print the bindings the gin files and -
                   "is built, run or written (--mode and --model_dir are not needed).")
 
 REPO_ROOT = os.path.dirname(os.path.abspath(__file__))
+# The modes that read a trained run's own record when no --gin_file is given.
+RECORD_MODES = ("eval", "export", "export_hf")
 
 
 def register_configurables():
@@ -82,6 +90,20 @@ def parse_config(gin_files, gin_params, allow_imports=False):
   line = run_encoder.inherit_encoder()
   if line:
     print(line, flush=True)
+
+
+def config_files(gin_files, mode, model_dir):
+  """`gin_files`; or, for a RECORD_MODES mode given none, the trained run's record in
+  `model_dir` when it has one (saying so in one line); else none (the bindings alone)."""
+  from training.run_encoder import run_config_file  # pylint: disable=g-import-not-at-top
+  if gin_files or mode not in RECORD_MODES or not model_dir:
+    return list(gin_files)
+  record = run_config_file(model_dir)
+  if record is None:
+    return []
+  print(f"config: {record} (the run's record; --gin_param bindings apply after it)",
+        flush=True)
+  return [record]
 
 
 def run_record(model_dir, mode, allow_config_change=False):
@@ -119,8 +141,9 @@ def main(argv):
     if FLAGS.print_config:
       print_config(FLAGS.gin_file, FLAGS.gin_param, FLAGS.allow_gin_imports)
       return
+    gin_files = config_files(FLAGS.gin_file, FLAGS.mode, FLAGS.model_dir)
     # fails before anything is written
-    parse_config(FLAGS.gin_file, FLAGS.gin_param, FLAGS.allow_gin_imports)
+    parse_config(gin_files, FLAGS.gin_param, FLAGS.allow_gin_imports)
     run_experiment(FLAGS.mode, FLAGS.model_dir, checkpoint_path=FLAGS.checkpoint,
                    record=run_record(FLAGS.model_dir, FLAGS.mode, FLAGS.allow_config_change))
   except UserError as error:  # anything else is a bug: its traceback is kept

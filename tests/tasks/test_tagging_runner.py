@@ -1,7 +1,8 @@
 """Token tagging from a fresh clone, as the guide runs it: records from a CoNLL file
 (`python -m data.create_finetuning_data --task=tagging`), then `official_runner.py
 --mode=train_and_eval` with configs/finetune/tagging.gin, whose eval record holds span F1
-overall and per type; run again for more epochs, it resumes from its checkpoint."""
+overall and per type; run again for more epochs, it resumes from its checkpoint; then
+`--mode=export` given only the run's folder."""
 import json
 import os
 import subprocess
@@ -54,3 +55,8 @@ def test_records_from_conll_then_train_and_eval_reports_span_f1_per_type(tmp_pat
   _run(*runner, "--gin_param=finetuning_steps.epochs=6", "--allow_config_change")
   lines = [json.loads(line) for line in open(model_dir / "metrics.jsonl")]
   assert [(line["step"], line["split"]) for line in lines] == [(5, "eval"), (9, "eval")]
+  # Exports need the mode and the run alone: the run's record is the config.
+  printed = _run("official_runner.py", "--mode=export", f"--model_dir={model_dir}")
+  assert f"config: {model_dir}/train_and_eval_config.gin (the run's record; --gin_param " \
+         "bindings apply after it)" in printed
+  assert os.path.isdir(model_dir / "export" / "tagging" / "9")
