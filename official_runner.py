@@ -8,7 +8,9 @@ Modes: train, eval (the latest checkpoint in --model_dir, or --checkpoint), trai
 under DIR/export/<name>/<step>/ from the same checkpoint; which ones follows from the task,
 see training/serving/export_task.py), export_hf (HuggingFace transformers folders under
 DIR/export/hf/<step>/, e.g. discriminator/ and generator/, or a fine-tuned run's
-token_classification/; training/hf/hf_export.py). Every
+token_classification/; training/hf/hf_export.py), export_onnx (the dense core as ONNX under
+DIR/export/onnx/<step>/, float32 and with --quantize=int8 also int8, the tokenizer beside it;
+training/serving/export_onnx.py). Every
 binding is checked when the files are parsed, so a misspelled name fails before anything
 runs; `--print_config` prints the bindings the files resolve to, each with the file and line
 that set it, and stops (training/config_origins.py). A user error (bad binding, missing
@@ -37,8 +39,8 @@ from absl import logging
 import gin
 
 FLAGS = flags.FLAGS
-flags.DEFINE_enum("mode", None, ["train", "eval", "train_and_eval", "export", "export_hf"],
-                  "What to run.")
+flags.DEFINE_enum("mode", None, ["train", "eval", "train_and_eval", "export", "export_hf",
+                                  "export_onnx"], "What to run.")
 flags.DEFINE_multi_string("gin_file", [], "Gin config files, applied in order.")
 flags.DEFINE_multi_string("gin_param", [], "Gin bindings applied after the files.")
 flags.DEFINE_bool("allow_gin_imports", False, "Let gin files and bindings import any module "
@@ -50,13 +52,15 @@ flags.DEFINE_bool("allow_config_change", False, "Resume a run in --model_dir wit
                   "DIR/<mode>_config.<n>.gin). Without it such a resume stops, naming them.")
 flags.DEFINE_string("checkpoint", "", "eval/export: this checkpoint (prefix or directory) "
                     "instead of the latest one in --model_dir.")
+flags.DEFINE_enum("quantize", None, ["int8"], "export_onnx: also write ONNX Runtime's "
+                  "dynamic int8 model beside the float32 one (ExportConfig.onnx_quantize).")
 flags.DEFINE_bool("print_config", False, "Print the bindings the gin files and --gin_param "
                   "resolve to, each with the file and line that set it, and stop: nothing "
                   "is built, run or written (--mode and --model_dir are not needed).")
 
 REPO_ROOT = os.path.dirname(os.path.abspath(__file__))
 # The modes that read a trained run's own record when no --gin_file is given.
-RECORD_MODES = ("eval", "export", "export_hf")
+RECORD_MODES = ("eval", "export", "export_hf", "export_onnx")
 
 
 def register_configurables():
@@ -142,8 +146,13 @@ def main(argv):
       print_config(FLAGS.gin_file, FLAGS.gin_param, FLAGS.allow_gin_imports)
       return
     gin_files = config_files(FLAGS.gin_file, FLAGS.mode, FLAGS.model_dir)
+    gin_params = list(FLAGS.gin_param)
+    if FLAGS.quantize:
+      if FLAGS.mode != "export_onnx":
+        raise UserError(f"--quantize is for --mode=export_onnx, not --mode={FLAGS.mode}")
+      gin_params.append(f"ExportConfig.onnx_quantize = '{FLAGS.quantize}'")
     # fails before anything is written
-    parse_config(gin_files, FLAGS.gin_param, FLAGS.allow_gin_imports)
+    parse_config(gin_files, gin_params, FLAGS.allow_gin_imports)
     run_experiment(FLAGS.mode, FLAGS.model_dir, checkpoint_path=FLAGS.checkpoint,
                    record=run_record(FLAGS.model_dir, FLAGS.mode, FLAGS.allow_config_change))
   except UserError as error:  # anything else is a bug: its traceback is kept

@@ -47,14 +47,15 @@ from training.run_vocab import check_init_checkpoint_vocab
 from training.run_vocab import records_vocab
 from training.run_vocab import write_run_vocab
 from training.serving.export import ExportConfig
+from training.serving.export_onnx import export_onnx
 from training.serving.export_task import export_for_task
 from training.serving.export_task import export_vocab
 from training.trainer import PretrainingTrainer
 
-MODES = ("train", "eval", "train_and_eval", "export", "export_hf")
+MODES = ("train", "eval", "train_and_eval", "export", "export_hf", "export_onnx")
 TRAINING_MODES = ("train", "train_and_eval")
 EVAL_MODES = ("eval", "train_and_eval")
-EXPORT_MODES = ("export", "export_hf")
+EXPORT_MODES = ("export", "export_hf", "export_onnx")
 
 # The trainer of each kind of task (`task.trainer_kind`; pretraining when it names none).
 TRAINERS = {"pretraining": PretrainingTrainer, "finetuning": FinetuningTrainer}
@@ -204,7 +205,8 @@ def checkpoint_dir(model_dir: str, strategy: tf.distribute.Strategy) -> str:
 def run_experiment(mode: str, model_dir: str, task: Task = gin.REQUIRED,
                    checkpoint_path: str = "", record: Optional[RunRecord] = None
                    ) -> Optional[Dict[str, float]]:
-  """Runs `mode` ("train", "eval", "train_and_eval", "export" or "export_hf") in `model_dir`.
+  """Runs `mode` ("train", "eval", "train_and_eval", "export", "export_hf" or "export_onnx")
+  in `model_dir`.
 
   The stages: `start` (check, strategy), `build`, then `resume_or_warm_start` (training) or
   `restore` (the others), then `train_or_evaluate` or `export`.
@@ -451,6 +453,12 @@ def _export(run: Run) -> None:
   if run.mode == "export":
     for name, path in export_for_task(run.task, run.model, run.model_dir, run.step).items():
       print(f"exported {name} to {path}", flush=True)
+    return
+  if run.mode == "export_onnx":
+    config = ExportConfig()
+    path = export_onnx(run.task, run.model, run.model_dir, run.step,
+                       export_vocab(run.task, config, run.model_dir), config.onnx_quantize)
+    print(f"exported ONNX to {path}", flush=True)
     return
   output_dir = os.path.join(run.model_dir, "export", "hf", str(run.step))
   vocab = export_vocab(run.task, ExportConfig(), run.model_dir)

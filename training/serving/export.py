@@ -73,16 +73,19 @@ def parse_encoder_inputs(serialized: tf.Tensor, seq_length: int,
 @gin.configurable
 @dataclasses.dataclass(frozen=True)
 class ExportConfig:
-  """What text signatures tokenize with.
+  """What text signatures tokenize with, and how `--mode=export_onnx` quantizes.
 
   Attributes:
     vocab_file: a WordPiece vocab; "" = the one the run kept next to its checkpoints
       (training/run_vocab.py), else the one its records name. When set it must agree with
       the run's copy.
     lower_case: lower-case and strip accents (with vocab_file).
+    onnx_quantize: "" (float32 alone) or "int8" (also ONNX Runtime's dynamic int8:
+      training/serving/export_onnx.py); the runner's --quantize sets it.
   """
   vocab_file: str = ""
   lower_case: bool = tokenization.DEFAULT_LOWER_CASE
+  onnx_quantize: str = ""
 
 
 def export_path(model_dir: str, name: str, version: int) -> str:
