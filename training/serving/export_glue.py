@@ -8,6 +8,8 @@ Signatures (S = the records' max_seq_length for text and examples):
   `serve_text`(text: string [batch]) for single-sentence tasks,
   `serve_text`(text_a, text_b: string [batch]) for pair tasks (MNLI: premise, hypothesis);
     text_a and text_b of different row counts get an InvalidArgumentError naming both.
+    A text batch is packed to its longest row (at most S), not to S: the same outputs, and no
+    encoder work on padding beyond the batch's longest row.
 Outputs of both, classification: `logits`, `probabilities` float32 [batch, num_classes],
 `label_id` int32 [batch], `label` string [batch] (the task's label name, e.g.
 "entailment"); regression (STS-B): `score` float32 [batch]; a set of labels a text
@@ -70,13 +72,15 @@ class GlueServingModule(tf.Module):
         input_signature=EXAMPLES_SIGNATURE)
     if spec.is_pair:
       self.serve_text = tf.function(
-          lambda text_a, text_b: self._predict(self.preprocessor(text_a, text_b)),
+          lambda text_a, text_b: self._predict(self.preprocessor.pack_to_longest(text_a,
+                                                                                 text_b)),
           input_signature=[text_spec("text_a"), text_spec("text_b")])
     elif window_stride:
       self.serve_text = tf.function(self._serve_windows, input_signature=[text_spec("text")])
     else:
-      self.serve_text = tf.function(lambda text: self._predict(self.preprocessor(text)),
-                                    input_signature=[text_spec("text")])
+      self.serve_text = tf.function(
+          lambda text: self._predict(self.preprocessor.pack_to_longest(text)),
+          input_signature=[text_spec("text")])
 
   def _serve(self, input_word_ids, input_mask, input_type_ids):
     return self._predict(dict(input_word_ids=input_word_ids, input_mask=input_mask,

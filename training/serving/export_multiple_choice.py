@@ -88,7 +88,7 @@ class MultipleChoiceServingModule(tf.Module):
       flat_choices = tf.strings.strip(tf.reshape(choices, [-1]))
     seconds = tf.where(questions == "", flat_choices,
                        tf.strings.join([questions, flat_choices], separator=" "))
-    packed = self.preprocessor(contexts, seconds)
+    packed = self.preprocessor.pack_to_longest(contexts, seconds)
     shape = tf.stack([tf.shape(choices)[0], num_choices, -1])
     return self._predict({name: tf.reshape(value, shape) for name, value in packed.items()})
 
