@@ -5,6 +5,8 @@ predictor answers raw text as the SavedModel does; what cannot be exported stops
 """
 import json
 import os
+import subprocess
+import sys
 
 import numpy as np
 import onnxruntime
@@ -156,3 +158,12 @@ def test_a_runs_onnx_export_answers_raw_text_as_its_savedmodel(tmp_path):
   assert OnnxClassifier(export_dir, int8=True)(texts)["probabilities"].shape == (4, 2)
   with pytest.raises(ValueError, match="this task reads one text: give text_a alone"):
     OnnxClassifier(export_dir)(texts, texts)
+  # What int8 costs, by bench.onnx_accuracy: the float32 model agrees with the SavedModel.
+  printed = subprocess.run(
+      [sys.executable, "-m", "bench.onnx_accuracy", f"--run_dir={model_dir}",
+       f"--dev_file={folder / 'dev.tsv'}", "--text_column=sentence"], cwd=REPO_ROOT,
+      capture_output=True, text=True, timeout=300, check=True).stdout
+  result = json.loads(printed.strip().splitlines()[-1])
+  assert result["texts"] == 4
+  assert result["accuracy_savedmodel"] == result["accuracy_onnx_float32"]
+  assert result["float32_max_probability_change"] < 1e-4
