@@ -58,7 +58,7 @@ def define_flags():
 
 def sentences(seq_length: int):
   """The sample's verses that fit in `seq_length` pieces."""
-  from data.tokenization import make_tokenizer  # pylint: disable=g-import-not-at-top
+  from data.tokenization import make_tokenizer
   with open(SAMPLE_TEXT, encoding="utf-8") as f:
     lines = [line.strip() for line in f if line.strip()]
   pieces = make_tokenizer(SAMPLE_VOCAB).tokenize(lines)
@@ -67,20 +67,20 @@ def sentences(seq_length: int):
 
 def write_artifacts(folder: str, size: str, seq_length: int) -> dict:
   """The classifier's SavedModel, ONNX export and transformers folder; their sizes."""
-  import tensorflow as tf  # pylint: disable=g-import-not-at-top
-  from data.finetuning.sentence_task import SentenceTaskSpec  # pylint: disable=g-import-not-at-top
-  from modeling.heads.hidden_layer_classification_head import HiddenLayerClassificationHead  # pylint: disable=g-import-not-at-top
-  from modeling.layers.encoder_config import encoder_config  # pylint: disable=g-import-not-at-top
-  from modeling.layers.transformer_encoder import TransformerEncoder  # pylint: disable=g-import-not-at-top
-  from modeling.models.finetuning_models import SentencePredictionModel  # pylint: disable=g-import-not-at-top
-  from tasks import protocol  # pylint: disable=g-import-not-at-top
-  from training.hf.hf_export import export_hf  # pylint: disable=g-import-not-at-top
-  from training.run_vocab import RunVocab  # pylint: disable=g-import-not-at-top
-  from training.serving import export_onnx  # pylint: disable=g-import-not-at-top
-  from training.serving.export import save  # pylint: disable=g-import-not-at-top
-  from training.serving.export_glue import GlueServingModule  # pylint: disable=g-import-not-at-top
-  from training.serving.onnx_tokenizer import wordpiece_tokenizer  # pylint: disable=g-import-not-at-top
-  from training.serving.text_preprocessing import TextPreprocessor  # pylint: disable=g-import-not-at-top
+  import tensorflow as tf
+  from data.finetuning.sentence_task import SentenceTaskSpec
+  from modeling.heads.hidden_layer_classification_head import HiddenLayerClassificationHead
+  from modeling.layers.encoder_config import encoder_config
+  from modeling.layers.transformer_encoder import TransformerEncoder
+  from modeling.models.finetuning_models import SentencePredictionModel
+  from tasks import protocol
+  from training.hf.hf_export import export_hf
+  from training.run_vocab import RunVocab
+  from training.serving import export_onnx
+  from training.serving.export import save
+  from training.serving.export_glue import GlueServingModule
+  from training.serving.onnx_tokenizer import wordpiece_tokenizer
+  from training.serving.text_preprocessing import TextPreprocessor
   config = encoder_config(size=size, vocab_size=7669)
   model = SentencePredictionModel(
       TransformerEncoder(config, name="encoder"),
@@ -111,16 +111,16 @@ def write_artifacts(folder: str, size: str, seq_length: int) -> dict:
 def classifier(runtime: str, folder: str):
   """texts -> label names, for `runtime` over the artifacts in `folder`."""
   if runtime.startswith("onnx"):
-    from training.serving.onnx_predictor import OnnxClassifier  # pylint: disable=g-import-not-at-top
+    from training.serving.onnx_predictor import OnnxClassifier
     predictor = OnnxClassifier(os.path.join(folder, "onnx"), int8=runtime == "onnx_int8")
     return lambda texts: predictor(texts)["label"]
-  import tensorflow as tf  # pylint: disable=g-import-not-at-top
+  import tensorflow as tf
   if runtime == "savedmodel":
     import tensorflow_text  # pylint: disable=g-import-not-at-top,unused-import  (its ops)
     serve = tf.saved_model.load(os.path.join(folder, "savedmodel")).signatures["serve_text"]
     return lambda texts: serve(text=tf.constant(texts))["label"].numpy()
-  import transformers  # pylint: disable=g-import-not-at-top
-  from studies.parity_with_transformers.transformers_peer import load_transformers_weights  # pylint: disable=g-import-not-at-top
+  import transformers
+  from studies.parity_with_transformers.transformers_peer import load_transformers_weights
   hf_folder = os.path.join(folder, "hf", os.listdir(os.path.join(folder, "hf"))[0])
   tokenizer = transformers.BertTokenizerFast(vocab_file=SAMPLE_VOCAB, do_lower_case=True)
   model = transformers.TFElectraForSequenceClassification(

@@ -12,9 +12,9 @@ Your own data, one or two text columns and a label column, in TSV, CSV or JSON-l
 A text longer than --max_seq_length is cut, unless --window_stride=N (one text column) makes
 it several records, windows of max_seq_length - 2 pieces starting N pieces apart; evaluation
 and the SavedModel's text signature join a text's windows back into one prediction.
-Labels come from --labels or, sorted, from the training file; --regression reads a numeric score instead;
---multi_label a set of labels a row ("sports,politics", an empty field for none; a JSON list
-in .jsonl files).
+Labels come from --labels or, sorted, from the training file; --regression reads a numeric
+score instead; --multi_label a set of labels a row ("sports,politics", an empty field for
+none; a JSON list in .jsonl files).
 The GLUE tasks are presets of the same reader:
 
   python -m data.create_finetuning_data --task=mnli --input_dir=glue_data/MNLI \

@@ -16,8 +16,9 @@ question's choices) and `choice` int32 [batch] (the most probable one's index).
 A request is refused in-graph with an InvalidArgumentError naming the input, the serving
 process alive: context or question not a batch [batch], choices not [batch, C] ("choices
 must be a batch of rows of choices (rank 2, [batch, choices]); got rank 1"); context,
-question and choices of different row counts ("context has 2 rows and choices has 1"); fewer than two choices; ids outside the
-encoder's tables.
+question and choices of different row counts ("context has 2 rows and choices has 1");
+fewer than two choices; ids outside the encoder's tables. A text batch is packed to its
+longest pair (at most S), not to S.
 """
 import tensorflow as tf
 
