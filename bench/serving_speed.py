@@ -120,13 +120,10 @@ def classifier(runtime: str, folder: str):
     serve = tf.saved_model.load(os.path.join(folder, "savedmodel")).signatures["serve_text"]
     return lambda texts: serve(text=tf.constant(texts))["label"].numpy()
   import transformers
-  from studies.parity_with_transformers.transformers_peer import load_transformers_weights
+  from tests.kit.hf_reference import load_transformers_model
   hf_folder = os.path.join(folder, "hf", os.listdir(os.path.join(folder, "hf"))[0])
   tokenizer = transformers.BertTokenizerFast(vocab_file=SAMPLE_VOCAB, do_lower_case=True)
-  model = transformers.TFElectraForSequenceClassification(
-      transformers.AutoConfig.from_pretrained(hf_folder))
-  model(model.dummy_inputs, training=False)
-  load_transformers_weights(model, hf_folder)
+  model, _ = load_transformers_model("ElectraForSequenceClassification", hf_folder)
   logits = tf.function(lambda ids, mask: model(input_ids=ids, attention_mask=mask,
                                                training=False).logits,
                        input_signature=[tf.TensorSpec([None, None], tf.int32)] * 2)

@@ -168,7 +168,9 @@ class TextPreprocessor(tf.Module):
     """As `__call__`, packed to the batch's `packed_length` instead of S: int32
     [batch, L <= S]."""
     segments = [self.tokenize(text) for text in texts]
-    return self.pack(segments, self.packed_length(segments))
+    with tf.control_dependencies(pair_rows_check(segments)):  # before adding a pair's rows
+      length = self.packed_length(segments)
+    return self.pack(segments, length)
 
   def __call__(self, *texts: tf.Tensor) -> Dict[str, tf.Tensor]:
     """One or two tf.string [batch] text fields -> dict of int32 [batch, S] encoder inputs."""
