@@ -17,9 +17,9 @@ that set it, and stops (training/config_origins.py). A user error (bad binding, 
 records or checkpoint, a checkpoint of another model, a bad TrainerConfig value) is printed
 as one `error: ...` line, exit status 1.
 
-eval, export and export_hf need no --gin_file: without one they read the run's own record
-(the newer of DIR/train_and_eval_config.gin and DIR/train_config.gin), and --gin_param
-bindings apply after it, checked against the checkpoint as ever:
+eval, export, export_hf and export_onnx need no --gin_file: without one they read the run's
+own record (the newer of DIR/train_and_eval_config.gin and DIR/train_config.gin), and
+--gin_param bindings apply after it, checked against the checkpoint as ever:
 
   python official_runner.py --mode=export --model_dir=/tmp/run
 
