@@ -18,6 +18,8 @@ two untimed ones. Per runtime and batch size: sentences/s and CPU seconds a sent
 at batch 1 the p50 / p99 latency; the median over rounds. Also the model files' sizes, the
 load average and the CPU's flags. Runtimes:
   savedmodel       our SavedModel's serve_text (TensorFlow)
+  savedmodel_bfloat16  the same, exported under RuntimeConfig.precision = 'mixed_bfloat16'
+                   (matmuls in bfloat16, variables, softmax and outputs in float32)
   onnx_float32     OnnxClassifier on model.onnx (ONNX Runtime, tokenizers)
   onnx_int8        OnnxClassifier on model.int8.onnx
   transformers_tf  BertTokenizerFast + TFElectraForSequenceClassification in a tf.function
@@ -42,7 +44,8 @@ REPO_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SAMPLE_TEXT = os.path.join(REPO_ROOT, "data", "sample", "kjv_tiny.txt")
 SAMPLE_VOCAB = os.path.join(REPO_ROOT, "data", "sample", "vocab.txt")
 LABELS = ("neg", "pos")
-RUNTIMES = ("savedmodel", "onnx_float32", "onnx_int8", "transformers_tf")
+RUNTIMES = ("savedmodel", "savedmodel_bfloat16", "onnx_float32", "onnx_int8",
+            "transformers_tf")
 
 
 def define_flags():
@@ -81,15 +84,32 @@ def write_artifacts(folder: str, size: str, seq_length: int) -> dict:
   from training.serving.export_glue import GlueServingModule
   from training.serving.onnx_tokenizer import wordpiece_tokenizer
   from training.serving.text_preprocessing import TextPreprocessor
+  import tf_keras
   config = encoder_config(size=size, vocab_size=7669)
-  model = SentencePredictionModel(
-      TransformerEncoder(config, name="encoder"),
-      HiddenLayerClassificationHead(len(LABELS), hidden_size=config.hidden_size, name="head"))
+
+  def build():
+    return SentencePredictionModel(
+        TransformerEncoder(config, name="encoder"),
+        HiddenLayerClassificationHead(len(LABELS), hidden_size=config.hidden_size,
+                                      name="head"))
+  model = build()
   ids = tf.zeros([1, seq_length], tf.int32)
   model(dict(input_word_ids=ids, input_mask=tf.ones_like(ids), input_type_ids=ids))
   spec = SentenceTaskSpec("classification", ("text",), "label", LABELS)
-  module = GlueServingModule(model, spec, TextPreprocessor(SAMPLE_VOCAB, True, seq_length))
+  preprocessor = TextPreprocessor(SAMPLE_VOCAB, True, seq_length)
+  module = GlueServingModule(model, spec, preprocessor)
   save(module, os.path.join(folder, "savedmodel"), module.signatures())
+  # The same weights computed in bfloat16, as an export under RuntimeConfig.precision =
+  # 'mixed_bfloat16' builds the model.
+  tf_keras.mixed_precision.set_global_policy("mixed_bfloat16")
+  try:
+    bfloat16 = build()
+    bfloat16(dict(input_word_ids=ids, input_mask=tf.ones_like(ids), input_type_ids=ids))
+    bfloat16.set_weights(model.get_weights())
+    module = GlueServingModule(bfloat16, spec, preprocessor)
+    save(module, os.path.join(folder, "savedmodel_bfloat16"), module.signatures())
+  finally:
+    tf_keras.mixed_precision.set_global_policy("float32")
   onnx_dir = os.path.join(folder, "onnx")
   os.makedirs(onnx_dir)
   export_onnx.convert(protocol.SENTENCE_PREDICTION, model, os.path.join(onnx_dir, "model.onnx"))
@@ -115,9 +135,9 @@ def classifier(runtime: str, folder: str):
     predictor = OnnxClassifier(os.path.join(folder, "onnx"), int8=runtime == "onnx_int8")
     return lambda texts: predictor(texts)["label"]
   import tensorflow as tf
-  if runtime == "savedmodel":
+  if runtime.startswith("savedmodel"):
     import tensorflow_text  # pylint: disable=g-import-not-at-top,unused-import  (its ops)
-    serve = tf.saved_model.load(os.path.join(folder, "savedmodel")).signatures["serve_text"]
+    serve = tf.saved_model.load(os.path.join(folder, runtime)).signatures["serve_text"]
     return lambda texts: serve(text=tf.constant(texts))["label"].numpy()
   import transformers
   from tests.kit.hf_reference import load_transformers_model

@@ -1,7 +1,8 @@
 """`--mode=export_onnx`: the tokenizer.json gives the library tokenizer's ids (the sample
 corpus and hostile strings); every exported kind's ONNX model gives the Keras model's outputs
 within 1e-4 in ONNX Runtime (int8 close to them); a run exports through the runner and the
-predictor answers raw text as the SavedModel does; what cannot be exported stops in one line.
+predictor answers raw text as the SavedModel does (and a bfloat16 SavedModel close to it);
+what cannot be exported stops in one line.
 """
 import json
 import os
@@ -12,6 +13,7 @@ import numpy as np
 import onnxruntime
 import pytest
 import tensorflow as tf
+from tensorflow.core.protobuf import saved_model_pb2
 
 from data.finetuning.create_records import create_classification_data
 from data.finetuning.create_records import find_split_files
@@ -33,6 +35,7 @@ from tests.kit.paths import FINETUNING_VOCAB
 from tests.kit.paths import REPO_ROOT
 from tests.kit.paths import SAMPLE_VOCAB
 from tests.kit.paths import TINY_CORPUS
+from training import precision
 from training.experiment import run_experiment
 from training.serving import export_onnx
 from training.serving.onnx_predictor import OnnxClassifier
@@ -128,12 +131,12 @@ def test_a_runs_onnx_export_answers_raw_text_as_its_savedmodel(tmp_path):
   create_classification_data(WordpieceTokenizer(FINETUNING_VOCAB), records, 16,
                              find_split_files(str(folder)), ["sentence"])
   model_dir = str(tmp_path / "run")
+  config = [os.path.join(REPO_ROOT, "configs", "finetune", "classification.gin")]
+  bindings = [f"data_dir = '{records}'", "train_batch_size = 2", "encoder_config.size = 'tiny'",
+              f"encoder_config.vocab_size = {VOCAB}",
+              "RuntimeConfig.distribution_strategy = 'default'"]
   gin.clear_config()
-  official_runner.parse_config(
-      [os.path.join(REPO_ROOT, "configs", "finetune", "classification.gin")],
-      [f"data_dir = '{records}'", "train_batch_size = 2", "encoder_config.size = 'tiny'",
-       f"encoder_config.vocab_size = {VOCAB}",
-       "RuntimeConfig.distribution_strategy = 'default'"])
+  official_runner.parse_config(config, bindings)
   run_experiment("train_and_eval", model_dir)
   run_experiment("export", model_dir)
   with gin.unlock_config():
@@ -167,3 +170,25 @@ def test_a_runs_onnx_export_answers_raw_text_as_its_savedmodel(tmp_path):
   assert result["texts"] == 4
   assert result["accuracy_savedmodel"] == result["accuracy_onnx_float32"]
   assert result["float32_max_probability_change"] < 1e-4
+
+  # bfloat16 serving: the run exported again under RuntimeConfig.precision =
+  # 'mixed_bfloat16' computes its matmuls in bfloat16 and answers in float32, close by.
+  gin.clear_config()
+  official_runner.parse_config(config, bindings + [
+      "RuntimeConfig.precision = 'mixed_bfloat16'"])
+  try:
+    run_experiment("export", model_dir)
+  finally:
+    precision.set_precision_policy("float32")
+    gin.clear_config()
+  path = os.path.join(model_dir, "export", "glue_classification", "6")
+  graph = saved_model_pb2.SavedModel()
+  with open(os.path.join(path, "saved_model.pb"), "rb") as f:
+    graph.ParseFromString(f.read())
+  assert any(node.attr["T"].type == tf.bfloat16.as_datatype_enum
+             for function in graph.meta_graphs[0].graph_def.library.function
+             for node in function.node_def if node.op in ("MatMul", "BatchMatMulV2", "Einsum"))
+  bfloat16 = tf.saved_model.load(path).signatures["serve_text"](text=tf.constant(texts))
+  assert bfloat16["probabilities"].dtype == tf.float32
+  np.testing.assert_allclose(bfloat16["probabilities"].numpy(),
+                             expected["probabilities"].numpy(), atol=0.02)
