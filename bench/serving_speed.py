@@ -59,9 +59,12 @@ def define_flags():
   flags.DEFINE_string("artifacts", "", "Internal: the artifacts' folder.")
 
 
+VERSES_FILE = "verses.json"
+
+
 def sentences(seq_length: int):
   """The sample's verses that fit in `seq_length` pieces."""
-  from data.tokenization import make_tokenizer
+  from data.tokenization import make_tokenizer  # (TensorFlow: the parent process only)
   with open(SAMPLE_TEXT, encoding="utf-8") as f:
     lines = [line.strip() for line in f if line.strip()]
   pieces = make_tokenizer(SAMPLE_VOCAB).tokenize(lines)
@@ -69,7 +72,9 @@ def sentences(seq_length: int):
 
 
 def write_artifacts(folder: str, size: str, seq_length: int) -> dict:
-  """The classifier's SavedModel, ONNX export and transformers folder; their sizes."""
+  """The classifier's SavedModel, ONNX export and transformers folder, and the verses the
+  workers time (VERSES_FILE: chosen here, so a worker of a runtime without TensorFlow does
+  not load it to tokenize them); their sizes."""
   import tensorflow as tf
   from data.finetuning.sentence_task import SentenceTaskSpec
   from modeling.heads.hidden_layer_classification_head import HiddenLayerClassificationHead
@@ -121,6 +126,8 @@ def write_artifacts(folder: str, size: str, seq_length: int) -> dict:
     json.dump(dict(kind=protocol.SENTENCE_PREDICTION, labels=list(LABELS), is_pair=False,
                    models={"float32": "model.onnx", "int8": "model.int8.onnx"}), f)
   export_hf(model, os.path.join(folder, "hf"), RunVocab(SAMPLE_VOCAB, True), LABELS)
+  with open(os.path.join(folder, VERSES_FILE), "w", encoding="utf-8") as f:
+    json.dump(sentences(seq_length), f)
   megabytes = lambda path: round(os.path.getsize(path) / 2**20, 1)
   return {"onnx_float32_mb": megabytes(os.path.join(onnx_dir, "model.onnx")),
           "onnx_int8_mb": megabytes(os.path.join(onnx_dir, "model.int8.onnx")),
@@ -157,10 +164,12 @@ def classifier(runtime: str, folder: str):
   return classify
 
 
-def time_runtime(runtime: str, folder: str, batch_sizes, seconds: float, seq_length: int):
-  """One JSON-able record per batch size (see the module docstring)."""
+def time_runtime(runtime: str, folder: str, batch_sizes, seconds: float):
+  """One JSON-able record per batch size (see the module docstring), on the verses
+  write_artifacts chose."""
   classify = classifier(runtime, folder)
-  texts = sentences(seq_length)
+  with open(os.path.join(folder, VERSES_FILE), encoding="utf-8") as f:
+    texts = json.load(f)
   records = []
   for batch_size in batch_sizes:
     batches = [texts[start:start + batch_size]
@@ -196,8 +205,7 @@ def main(argv):
   del argv
   batch_sizes = [int(size) for size in FLAGS.batch_sizes]
   if FLAGS.worker:
-    for record in time_runtime(FLAGS.worker, FLAGS.artifacts, batch_sizes, FLAGS.seconds,
-                               FLAGS.seq_length):
+    for record in time_runtime(FLAGS.worker, FLAGS.artifacts, batch_sizes, FLAGS.seconds):
       print("RESULT " + json.dumps(record), flush=True)
     return
   with tempfile.TemporaryDirectory() as folder:
@@ -208,7 +216,7 @@ def main(argv):
         worker = subprocess.run(
             [sys.executable, "-m", "bench.serving_speed", f"--worker={runtime}",
              f"--artifacts={folder}", f"--batch_sizes={','.join(FLAGS.batch_sizes)}",
-             f"--seconds={FLAGS.seconds}", f"--seq_length={FLAGS.seq_length}"],
+             f"--seconds={FLAGS.seconds}"],
             cwd=REPO_ROOT, capture_output=True, text=True, check=False)
         if worker.returncode:
           raise SystemExit(f"error: the {runtime} worker failed:\n{worker.stderr[-3000:]}")

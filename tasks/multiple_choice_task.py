@@ -18,6 +18,7 @@ from typing import Dict, Mapping
 
 import gin
 import numpy as np
+from scipy import special
 import tensorflow as tf
 import tf_keras
 
@@ -166,8 +167,7 @@ def write_predictions(path: str, example_ids: np.ndarray, logits: np.ndarray,
     gold: int [N].
   """
   tf.io.gfile.makedirs(os.path.dirname(path))
-  shifted = logits - logits.max(axis=-1, keepdims=True)
-  probabilities = np.exp(shifted) / np.exp(shifted).sum(axis=-1, keepdims=True)
+  probabilities = special.softmax(logits, axis=-1)
   with tf.io.gfile.GFile(path, "w") as f:
     f.write("index\tprediction\tlabel\tprobabilities\n")
     for row in np.argsort(example_ids, kind="stable"):

@@ -56,21 +56,29 @@ class SentencePredictionModel(tf_keras.Model):
     return self.head(self.encoder(inputs, training=training)["pooled_output"],
                      training=training)
 
+  # The exported part's name and its transformers classes (MultipleChoiceModel: its own).
+  PART = "sequence_classification"
+  ELECTRA_ARCHITECTURE = model_parts.ELECTRA_FOR_SEQUENCE_CLASSIFICATION
+  BERT_ARCHITECTURE = model_parts.BERT_FOR_SEQUENCE_CLASSIFICATION
+
+  def has_transformers_electra_head(self) -> bool:
+    """Whether the head is the ELECTRA class's: transformers' hidden-layer head."""
+    return isinstance(self.head, HiddenLayerClassificationHead)
+
   def exported_parts(self) -> List[model_parts.ModelPart]:
-    """ElectraForSequenceClassification (transformers' head, no pooler) or
-    BertForSequenceClassification (ELECTRA's head over BERT's pooler, embedding width =
-    hidden width, as BertConfig has no embedding_size); none otherwise."""
+    """ELECTRA_ARCHITECTURE (transformers' head, no pooler) or BERT_ARCHITECTURE (ELECTRA's
+    head over BERT's pooler, embedding width = hidden width, as BertConfig has no
+    embedding_size); none otherwise."""
     has_pooler = self.encoder.pooler is not None
     config = self.encoder.config
-    if isinstance(self.head, HiddenLayerClassificationHead) and not has_pooler:
-      architecture = model_parts.ELECTRA_FOR_SEQUENCE_CLASSIFICATION
+    if self.has_transformers_electra_head() and not has_pooler:
+      architecture = self.ELECTRA_ARCHITECTURE
     elif (isinstance(self.head, SentencePredictionHead) and has_pooler
           and config.embedding_size == config.hidden_size):
-      architecture = model_parts.BERT_FOR_SEQUENCE_CLASSIFICATION
+      architecture = self.BERT_ARCHITECTURE
     else:
       return []
-    return [model_parts.ModelPart("sequence_classification", architecture, self.encoder,
-                                  self.head)]
+    return [model_parts.ModelPart(self.PART, architecture, self.encoder, self.head)]
 
 
 class QuestionAnsweringModel(tf_keras.Model):
@@ -200,24 +208,22 @@ class MultipleChoiceModel(SentencePredictionModel):
     float32 (1, 3)
   """
 
-  def call(self, inputs, training=None):
-    shape = tf.shape(inputs["input_word_ids"])
-    flat = {name: tf.reshape(inputs[name], [-1, shape[-1]])
-            for name in ("input_word_ids", "input_mask", "input_type_ids")}
-    return tf.reshape(super().call(flat, training=training), shape[:2])
+  PART = "multiple_choice"
+  ELECTRA_ARCHITECTURE = model_parts.ELECTRA_FOR_MULTIPLE_CHOICE
+  BERT_ARCHITECTURE = model_parts.BERT_FOR_MULTIPLE_CHOICE
 
-  def exported_parts(self) -> List[model_parts.ModelPart]:
-    """ElectraForMultipleChoice (transformers' summary head, no pooler) or
-    BertForMultipleChoice (one-output head over BERT's pooler, embedding width = hidden
-    width); none otherwise."""
-    has_pooler = self.encoder.pooler is not None
-    config = self.encoder.config
-    if (isinstance(self.head, HiddenLayerClassificationHead) and not has_pooler
-        and not self.head.input_dropout):
-      architecture = model_parts.ELECTRA_FOR_MULTIPLE_CHOICE
-    elif (isinstance(self.head, SentencePredictionHead) and has_pooler
-          and config.embedding_size == config.hidden_size):
-      architecture = model_parts.BERT_FOR_MULTIPLE_CHOICE
-    else:
-      return []
-    return [model_parts.ModelPart("multiple_choice", architecture, self.encoder, self.head)]
+  def call(self, inputs, training=None):
+    flat, choices_shape = flatten_choices(inputs)
+    return tf.reshape(super().call(flat, training=training), choices_shape)
+
+  def has_transformers_electra_head(self) -> bool:
+    """ElectraForMultipleChoice's summary head has no dropout before its dense."""
+    return super().has_transformers_electra_head() and not self.head.input_dropout
+
+
+def flatten_choices(inputs):
+  """The encoder inputs [batch, choices, seq] as [batch * choices, seq], and the
+  [batch, choices] shape to reshape a score per pair back to."""
+  shape = tf.shape(inputs["input_word_ids"])
+  return ({name: tf.reshape(inputs[name], [-1, shape[-1]])
+           for name in ("input_word_ids", "input_mask", "input_type_ids")}, shape[:2])

@@ -18,6 +18,6 @@ def test_every_runtime_labels_the_same_verses_alike(tmp_path):
   assert set(labels["savedmodel"]) <= set(serving_speed.LABELS)
   for reduced in ("onnx_int8", "savedmodel_bfloat16"):  # most labels kept at lower precision
     assert sum(a == b for a, b in zip(labels[reduced], labels["savedmodel"])) >= 12, reduced
-  (record,) = serving_speed.time_runtime("onnx_float32", str(tmp_path), [4], 0.2, 32)
+  (record,) = serving_speed.time_runtime("onnx_float32", str(tmp_path), [4], 0.2)
   assert record["batch_size"] == 4 and record["sentences_per_s"] > 0
   assert record["cpu_s_per_sentence"] > 0 and record["p99_ms"] >= record["p50_ms"]

@@ -22,7 +22,7 @@ type_vocab_size)) with an InvalidArgumentError naming the input and the bound.
 """
 import dataclasses
 import os
-from typing import Callable, Dict, Optional, Sequence
+from typing import Callable, Dict, Optional, Sequence, Union
 
 import gin
 import tensorflow as tf
@@ -51,20 +51,23 @@ EXAMPLES_SIGNATURE = [text_spec("inputs")]
 FINETUNING_FEATURE_NAMES = ("input_ids", "input_mask", "segment_ids")
 
 
-def parse_encoder_inputs(serialized: tf.Tensor, seq_length: int,
+def parse_encoder_inputs(serialized: tf.Tensor, seq_length: Union[int, Sequence[int]],
                          feature_names: Sequence[str] = ENCODER_INPUTS,
                          extra_features: Sequence[str] = ()) -> Dict[str, tf.Tensor]:
   """Serialized tf.Examples, string [batch] -> the three int32 [batch, seq_length] inputs.
 
   Args:
     serialized: the records, as written for training.
-    seq_length: their sequence length S.
+    seq_length: their sequence length S, or a record's shape (multiple choice: [C, S], the
+      inputs then [batch, C, S]).
     feature_names: the records' names of the word ids, mask and type ids (pretraining
       records use ENCODER_INPUTS' names; fine-tuning ones FINETUNING_FEATURE_NAMES).
-    extra_features: more int64 [S] features to return (as int32, under their own names).
+    extra_features: more int64 features of that shape to return (as int32, under their own
+      names).
   """
+  shape = [seq_length] if isinstance(seq_length, int) else list(seq_length)
   parsed = tf.io.parse_example(serialized, {
-      name: tf.io.FixedLenFeature([seq_length], tf.int64)
+      name: tf.io.FixedLenFeature(shape, tf.int64)
       for name in tuple(feature_names) + tuple(extra_features)})
   names = dict(zip(ENCODER_INPUTS, feature_names), **{name: name for name in extra_features})
   return {name: tf.cast(parsed[record_name], tf.int32) for name, record_name in names.items()}

@@ -22,12 +22,13 @@ longest pair (at most S), not to S.
 """
 import tensorflow as tf
 
-from data.finetuning import multiple_choice_features
+from modeling.models.finetuning_models import flatten_choices
 from modeling.models.finetuning_models import MultipleChoiceModel
 from training.serving.export import EXAMPLES_SIGNATURE
 from training.serving.export import ENCODER_INPUTS
 from training.serving.export import encoder_outputs
 from training.serving.export import FINETUNING_FEATURE_NAMES
+from training.serving.export import parse_encoder_inputs
 from training.serving.export import text_spec
 from training.serving.text_preprocessing import pair_rows_check
 from training.serving.text_preprocessing import TextPreprocessor
@@ -54,8 +55,7 @@ class MultipleChoiceServingModule(tf.Module):
     self.encoder = model.encoder
     self.head = model.head
     self.preprocessor = preprocessor
-    spec = multiple_choice_features.feature_spec(num_choices, preprocessor.seq_length)
-    self.examples_spec = {name: spec[name] for name in FINETUNING_FEATURE_NAMES}
+    self.record_shape = [num_choices, preprocessor.seq_length]
     self.serve_text = tf.function(self._serve_text, input_signature=[
         text_spec("context"), text_spec("question"), CHOICES_SPEC])
     self.serve = tf.function(
@@ -67,9 +67,8 @@ class MultipleChoiceServingModule(tf.Module):
                                       input_signature=EXAMPLES_SIGNATURE)
 
   def _serve_examples(self, inputs):
-    parsed = tf.io.parse_example(inputs, self.examples_spec)
-    return self._predict({name: tf.cast(parsed[record_name], tf.int32) for name, record_name
-                          in zip(ENCODER_INPUTS, FINETUNING_FEATURE_NAMES)})
+    return self._predict(parse_encoder_inputs(inputs, self.record_shape,
+                                              FINETUNING_FEATURE_NAMES))
 
   def _serve_text(self, context, question, choices):
     rank = tf.rank(choices)
@@ -95,11 +94,10 @@ class MultipleChoiceServingModule(tf.Module):
 
   def _predict(self, inputs):
     """Encoder inputs [batch, C, S'] -> the signature outputs (see the module docstring)."""
-    shape = tf.shape(tf.ensure_shape(inputs["input_word_ids"], [None, None, None]))
-    flat = {name: tf.reshape(tf.ensure_shape(inputs[name], [None, None, None]),
-                             [-1, shape[2]]) for name in ENCODER_INPUTS}
+    flat, choices_shape = flatten_choices(
+        {name: tf.ensure_shape(inputs[name], [None, None, None]) for name in ENCODER_INPUTS})
     scores = self.head(encoder_outputs(self.encoder, flat)["pooled_output"], training=False)
-    logits = tf.reshape(tf.cast(scores, tf.float32), shape[:2])
+    logits = tf.reshape(tf.cast(scores, tf.float32), choices_shape)
     return {"logits": logits, "probabilities": tf.nn.softmax(logits),
             "choice": tf.argmax(logits, axis=-1, output_type=tf.int32)}
 

@@ -118,8 +118,6 @@ class TaggingServingModule(tf.Module):
     pieces_per_word = tf.cast(pieces.row_lengths(), tf.int32)  # [W]
     row_pieces = tf.RaggedTensor.from_row_splits(pieces.flat_values, tf.gather(
         pieces.row_splits, words.row_splits))  # [batch, (pieces)]
-    per_row = tf.cast(row_pieces.row_lengths(), tf.int32)
-    capacity = self.preprocessor.seq_length - 2
     checks = [self.preprocessor.row_length_check(row_pieces, name, "tags")]
     if name == "words":
       blank = tf.equal(tf.strings.length(tf.strings.strip(words.flat_values)), 0)
@@ -131,9 +129,9 @@ class TaggingServingModule(tf.Module):
           ") is empty or blank: send words, not spaces"))
     # Packed to the batch's longest row, not to S: the encoder's cost grows with the packed
     # length, and the attention mask keeps padding out of every piece's output.
-    longest = tf.minimum(tf.reduce_max(tf.concat([per_row, [0]], 0)), capacity)
     with tf.control_dependencies(checks):
-      inputs = self.preprocessor.pack([row_pieces], longest + 2)  # [batch, L <= S]
+      inputs = self.preprocessor.pack(  # [batch, L <= S]
+          [row_pieces], self.preprocessor.packed_length([row_pieces]))
     logits = tf.cast(self.head(self.encoder(inputs, training=False)["sequence_output"],
                                training=False), tf.float32)  # [batch, L, labels]
     # A word's first piece: 1 ([CLS]) + the pieces of the words before it in its row.
