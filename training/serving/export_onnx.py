@@ -27,6 +27,7 @@ computes erfc, which tf2onnx has no handler for; one is registered here, as 1 - 
 (ONNX's Erf). A SQuAD model's head (a beam over its start and end logits) is not exported:
 the export stops in one line.
 """
+import importlib.util
 import json
 import os
 from typing import Callable, Dict, List, Optional, Tuple
@@ -139,12 +140,18 @@ def export_onnx(task, model, model_dir: str, version: int, vocab: Optional[RunVo
   """Writes DIR/export/onnx/<version>/ (see the module docstring); returns its path.
 
   Raises:
-    UserError: a quantization other than QUANTIZATIONS, no WordPiece vocab, or a task
-      whose head is not exported; nothing is written.
+    UserError: a quantization other than QUANTIZATIONS, tf2onnx or onnxruntime not
+      installed, no WordPiece vocab, or a task whose head is not exported; nothing is
+      written.
   """
   if quantize not in QUANTIZATIONS:
     raise UserError(f"--quantize={quantize}: choose int8 (ONNX Runtime's dynamic "
                     "quantization) or leave it out for float32 alone")
+  missing = [name for name in ("tf2onnx", "onnxruntime")
+             if importlib.util.find_spec(name) is None]
+  if missing:
+    raise UserError(f"--mode=export_onnx needs {' and '.join(missing)}: pip install "
+                    "'electra-garden[onnx]' (or the pinned set, requirements.txt)")
   if vocab is None or vocab.kind != WORDPIECE or vocab.lower_case is None:
     raise UserError("--mode=export_onnx writes a WordPiece tokenizer beside the model and "
                     "needs the run's WordPiece vocab and casing (a SentencePiece model is not "

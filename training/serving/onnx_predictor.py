@@ -122,6 +122,8 @@ def main(argv):
   try:
     predictor = OnnxClassifier(FLAGS.export_dir, FLAGS.int8)
     outputs = predictor(FLAGS.text, FLAGS.text_b or None)
+  except ImportError as error:
+    raise SystemExit(f"error: {error}: pip install 'electra-garden[onnx]'") from error
   except (ValueError, FileNotFoundError) as error:
     raise SystemExit(f"error: {error}") from error
   for row in range(len(FLAGS.text)):

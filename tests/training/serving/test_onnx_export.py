@@ -120,6 +120,15 @@ def test_a_squad_head_or_a_bad_quantization_is_refused_in_one_line(tmp_path):
   assert not os.listdir(tmp_path)
 
 
+def test_an_export_without_the_onnx_packages_says_what_to_install(tmp_path, monkeypatch):
+  monkeypatch.setattr(export_onnx.importlib.util, "find_spec",
+                      lambda name: None if name == "tf2onnx" else object())
+  with pytest.raises(UserError, match=r"--mode=export_onnx needs tf2onnx: pip install "
+                                      r"'electra-garden\[onnx\]'"):
+    export_onnx.export_onnx(None, None, str(tmp_path), 1, None)
+  assert not os.listdir(tmp_path)
+
+
 @pytest.mark.slow  # a run, its SavedModel and its ONNX export
 def test_a_runs_onnx_export_answers_raw_text_as_its_savedmodel(tmp_path):
   folder = tmp_path / "text"
