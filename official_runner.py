@@ -10,14 +10,15 @@ see training/serving/export_task.py), export_hf (HuggingFace transformers folder
 DIR/export/hf/<step>/, e.g. discriminator/ and generator/, or a fine-tuned run's
 token_classification/; training/hf/hf_export.py), export_onnx (the dense core as ONNX under
 DIR/export/onnx/<step>/, float32 and with --quantize=int8 also int8, the tokenizer beside it;
-training/serving/export_onnx.py). Every
+training/serving/export_onnx.py), export_tflite (the same as TFLite under DIR/export/tflite/<step>/,
+float32 and with --quantize=float16 or int8 also that; training/serving/export_tflite.py). Every
 binding is checked when the files are parsed, so a misspelled name fails before anything
 runs; `--print_config` prints the bindings the files resolve to, each with the file and line
 that set it, and stops (training/config_origins.py). A user error (bad binding, missing
 records or checkpoint, a checkpoint of another model, a bad TrainerConfig value) is printed
 as one `error: ...` line, exit status 1.
 
-eval, export, export_hf and export_onnx need no --gin_file: without one they read the run's
+eval and the export modes need no --gin_file: without one they read the run's
 own record (the newer of DIR/train_and_eval_config.gin and DIR/train_config.gin), and
 --gin_param bindings apply after it, checked against the checkpoint as ever:
 
@@ -40,7 +41,7 @@ import gin
 
 FLAGS = flags.FLAGS
 flags.DEFINE_enum("mode", None, ["train", "eval", "train_and_eval", "export", "export_hf",
-                                  "export_onnx"], "What to run.")
+                                  "export_onnx", "export_tflite"], "What to run.")
 flags.DEFINE_multi_string("gin_file", [], "Gin config files, applied in order.")
 flags.DEFINE_multi_string("gin_param", [], "Gin bindings applied after the files.")
 flags.DEFINE_bool("allow_gin_imports", False, "Let gin files and bindings import any module "
@@ -52,15 +53,18 @@ flags.DEFINE_bool("allow_config_change", False, "Resume a run in --model_dir wit
                   "DIR/<mode>_config.<n>.gin). Without it such a resume stops, naming them.")
 flags.DEFINE_string("checkpoint", "", "eval/export: this checkpoint (prefix or directory) "
                     "instead of the latest one in --model_dir.")
-flags.DEFINE_enum("quantize", None, ["int8"], "export_onnx: also write ONNX Runtime's "
-                  "dynamic int8 model beside the float32 one (ExportConfig.onnx_quantize).")
+flags.DEFINE_string("quantize", None, "export_onnx: int8, ONNX Runtime's dynamic int8 "
+                    "model; export_tflite: float16 weights and/or dynamic-range int8 "
+                    "(float16,int8 for both); written beside the float32 model "
+                    "(ExportConfig.quantize).")
 flags.DEFINE_bool("print_config", False, "Print the bindings the gin files and --gin_param "
                   "resolve to, each with the file and line that set it, and stop: nothing "
                   "is built, run or written (--mode and --model_dir are not needed).")
 
 REPO_ROOT = os.path.dirname(os.path.abspath(__file__))
 # The modes that read a trained run's own record when no --gin_file is given.
-RECORD_MODES = ("eval", "export", "export_hf", "export_onnx")
+RECORD_MODES = ("eval", "export", "export_hf", "export_onnx", "export_tflite")
+QUANTIZE_MODES = ("export_onnx", "export_tflite")
 
 
 def register_configurables():
@@ -148,9 +152,10 @@ def main(argv):
     gin_files = config_files(FLAGS.gin_file, FLAGS.mode, FLAGS.model_dir)
     gin_params = list(FLAGS.gin_param)
     if FLAGS.quantize:
-      if FLAGS.mode != "export_onnx":
-        raise UserError(f"--quantize is for --mode=export_onnx, not --mode={FLAGS.mode}")
-      gin_params.append(f"ExportConfig.onnx_quantize = '{FLAGS.quantize}'")
+      if FLAGS.mode not in QUANTIZE_MODES:
+        raise UserError(f"--quantize is for --mode=export_onnx or --mode=export_tflite, not "
+                        f"--mode={FLAGS.mode}")
+      gin_params.append(f"ExportConfig.quantize = {FLAGS.quantize!r}")
     # fails before anything is written
     parse_config(gin_files, gin_params, FLAGS.allow_gin_imports)
     run_experiment(FLAGS.mode, FLAGS.model_dir, checkpoint_path=FLAGS.checkpoint,

@@ -1,14 +1,15 @@
 r"""Serving speed of an ELECTRA classifier, raw text in -> labels out, runtime against runtime.
 
   python -m bench.serving_speed [--size=small] [--seq_length=128] [--batch_sizes=1,32] \
-      [--seconds=10] [--rounds=3] [--runtimes=savedmodel,onnx_float32,onnx_int8,transformers_tf]
+      [--seconds=10] [--rounds=3] [--runtimes=savedmodel,onnx_float32,onnx_int8,...]
 
 One classifier (2 labels, transformers' ELECTRA head: training/serving's exports and
 transformers load the same weights), untrained, at the --size preset over the sample vocab
 (data/sample/vocab.txt). Its artifacts are written once: our SavedModel (`serve_text`:
-tokenizer, encoder, head and softmax in the graph), our ONNX export (model.onnx,
-model.int8.onnx, tokenizer.json: training/serving/export_onnx.py, read by
-training/serving/onnx_predictor.py), and the transformers folder (`export_hf`).
+tokenizer, encoder, head and softmax in the graph), our ONNX and TFLite exports (model.onnx,
+model.int8.onnx; model.tflite, model.int8.tflite; tokenizer.json: training/serving/
+export_onnx.py, export_tflite.py, read by training/serving/text_predictors.py), and the
+transformers folder (`export_hf`).
 
 Each runtime is timed in its own process (so one's thread pools and caches do not slow
 another), in turns, --rounds times: KJV verses of the sample (those that fit in
@@ -16,12 +17,23 @@ another), in turns, --rounds times: KJV verses of the sample (those that fit in
 two untimed ones. Per runtime and batch size: sentences/s and CPU seconds a sentence
 (the process's user + system time, so a figure on a busy machine is still comparable), and
 at batch 1 the p50 / p99 latency; the median over rounds. Also the model files' sizes, the
-load average and the CPU's flags. Runtimes:
+load average, the CPU's flags, and the share of the float32 roofline reached: the encoder's
+FLOPs on the verses' real pieces (padding not counted; `real_gflop_per_sentence`) times
+sentences/s, over bench/roofline.py's float32 matmul peak at the feed-forward's shape
+(`float32_peak_gflops`, measured in the parent with every core). Runtimes:
   savedmodel       our SavedModel's serve_text (TensorFlow)
-  savedmodel_bfloat16  the same, exported under RuntimeConfig.precision = 'mixed_bfloat16'
-                   (matmuls in bfloat16, variables, softmax and outputs in float32)
-  onnx_float32     OnnxClassifier on model.onnx (ONNX Runtime, tokenizers)
-  onnx_int8        OnnxClassifier on model.int8.onnx
+  savedmodel_bucketed  the same, exported with ExportConfig.bucket_rows = 8: a batch sorted
+                   by length and run 8 rows at a time, each group packed to its own longest
+  savedmodel_bfloat16  the SavedModel exported under RuntimeConfig.precision =
+                   'mixed_bfloat16' (matmuls in bfloat16; variables, softmax and outputs in
+                   float32)
+  savedmodel_bfloat16_bucketed  both
+  onnx_float32     the Classifier predictor on model.onnx (ONNX Runtime, tokenizers)
+  onnx_int8        the same on model.int8.onnx
+  onnx_int8_bucketed   the same, a batch sorted by length and run 8 rows a call
+                   (bucket_rows=8: each call padded to its own longest row)
+  tflite_float32   the Classifier predictor on model.tflite (LiteRT, tokenizers)
+  tflite_int8      the same on model.int8.tflite (dynamic-range int8)
   transformers_tf  BertTokenizerFast + TFElectraForSequenceClassification in a tf.function
                    of any batch and length (traced once), softmax and argmax
 Prints one JSON line per runtime and batch size.
@@ -44,8 +56,15 @@ REPO_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SAMPLE_TEXT = os.path.join(REPO_ROOT, "data", "sample", "kjv_tiny.txt")
 SAMPLE_VOCAB = os.path.join(REPO_ROOT, "data", "sample", "vocab.txt")
 LABELS = ("neg", "pos")
-RUNTIMES = ("savedmodel", "savedmodel_bfloat16", "onnx_float32", "onnx_int8",
-            "transformers_tf")
+RUNTIMES = ("savedmodel", "savedmodel_bucketed", "savedmodel_bfloat16",
+            "savedmodel_bfloat16_bucketed", "onnx_float32", "onnx_int8", "onnx_int8_bucketed",
+            "tflite_float32", "tflite_int8", "transformers_tf")
+BUCKET_ROWS = 8
+# runtime -> (export folder, precision, bucket_rows) for the predictor runtimes
+PREDICTOR_RUNTIMES = {"onnx_float32": ("onnx", "float32", 0), "onnx_int8": ("onnx", "int8", 0),
+                      "onnx_int8_bucketed": ("onnx", "int8", BUCKET_ROWS),
+                      "tflite_float32": ("tflite", "float32", 0),
+                      "tflite_int8": ("tflite", "int8", 0)}
 
 
 def define_flags():
@@ -84,8 +103,11 @@ def write_artifacts(folder: str, size: str, seq_length: int) -> dict:
   from tasks import protocol
   from training.hf.hf_export import export_hf
   from training.run_vocab import RunVocab
+  from training.serving import dense_core
   from training.serving import export_onnx
+  from training.serving import export_tflite
   from training.serving.export import save
+  from training.serving.exported_model import EXPORT_FILE
   from training.serving.export_glue import GlueServingModule
   from training.serving.onnx_tokenizer import wordpiece_tokenizer
   from training.serving.text_preprocessing import TextPreprocessor
@@ -102,8 +124,9 @@ def write_artifacts(folder: str, size: str, seq_length: int) -> dict:
   model(dict(input_word_ids=ids, input_mask=tf.ones_like(ids), input_type_ids=ids))
   spec = SentenceTaskSpec("classification", ("text",), "label", LABELS)
   preprocessor = TextPreprocessor(SAMPLE_VOCAB, True, seq_length)
-  module = GlueServingModule(model, spec, preprocessor)
-  save(module, os.path.join(folder, "savedmodel"), module.signatures())
+  for name, bucket_rows in (("savedmodel", 0), ("savedmodel_bucketed", BUCKET_ROWS)):
+    module = GlueServingModule(model, spec, preprocessor, bucket_rows=bucket_rows)
+    save(module, os.path.join(folder, name), module.signatures())
   # The same weights computed in bfloat16, as an export under RuntimeConfig.precision =
   # 'mixed_bfloat16' builds the model.
   tf_keras.mixed_precision.set_global_policy("mixed_bfloat16")
@@ -111,35 +134,52 @@ def write_artifacts(folder: str, size: str, seq_length: int) -> dict:
     bfloat16 = build()
     bfloat16(dict(input_word_ids=ids, input_mask=tf.ones_like(ids), input_type_ids=ids))
     bfloat16.set_weights(model.get_weights())
-    module = GlueServingModule(bfloat16, spec, preprocessor)
-    save(module, os.path.join(folder, "savedmodel_bfloat16"), module.signatures())
+    for name, bucket_rows in (("savedmodel_bfloat16", 0),
+                              ("savedmodel_bfloat16_bucketed", BUCKET_ROWS)):
+      module = GlueServingModule(bfloat16, spec, preprocessor, bucket_rows=bucket_rows)
+      save(module, os.path.join(folder, name), module.signatures())
   finally:
     tf_keras.mixed_precision.set_global_policy("float32")
-  onnx_dir = os.path.join(folder, "onnx")
-  os.makedirs(onnx_dir)
-  export_onnx.convert(protocol.SENTENCE_PREDICTION, model, os.path.join(onnx_dir, "model.onnx"))
+  # The ONNX and TFLite folders as --mode=export_onnx / export_tflite lay them out
+  # (training/serving/runtime_export.py), written from the same model without a run.
+  core = dense_core.core_function(protocol.SENTENCE_PREDICTION, model, seq_length, "bench")
+  onnx_dir, tflite_dir = os.path.join(folder, "onnx"), os.path.join(folder, "tflite")
+  for runtime_dir in (onnx_dir, tflite_dir):
+    os.makedirs(runtime_dir)
+    wordpiece_tokenizer(SAMPLE_VOCAB, True, seq_length).save(
+        os.path.join(runtime_dir, "tokenizer.json"))
+  export_onnx.convert_function(core, os.path.join(onnx_dir, "model.onnx"))
   export_onnx.quantize_int8(os.path.join(onnx_dir, "model.onnx"),
                             os.path.join(onnx_dir, "model.int8.onnx"))
-  wordpiece_tokenizer(SAMPLE_VOCAB, True, seq_length).save(os.path.join(onnx_dir,
-                                                                        "tokenizer.json"))
-  with open(os.path.join(onnx_dir, export_onnx.EXPORT_FILE), "w") as f:
-    json.dump(dict(kind=protocol.SENTENCE_PREDICTION, labels=list(LABELS), is_pair=False,
-                   models={"float32": "model.onnx", "int8": "model.int8.onnx"}), f)
+  for precision, name in (("", "model.tflite"), ("int8", "model.int8.tflite")):
+    with open(os.path.join(tflite_dir, name), "wb") as f:
+      f.write(export_tflite.convert_function(core, model, precision))
+  for runtime_dir, runtime, suffix in ((onnx_dir, "onnx", "onnx"),
+                                       (tflite_dir, "tflite", "tflite")):
+    with open(os.path.join(runtime_dir, EXPORT_FILE), "w") as f:
+      json.dump(dict(runtime=runtime, kind=protocol.SENTENCE_PREDICTION,
+                     seq_length=seq_length, inputs=list(dense_core.ENCODER_INPUTS),
+                     outputs=["logits"], labels=list(LABELS), is_pair=False,
+                     models={"float32": f"model.{suffix}", "int8": f"model.int8.{suffix}"}),
+                f)
   export_hf(model, os.path.join(folder, "hf"), RunVocab(SAMPLE_VOCAB, True), LABELS)
   with open(os.path.join(folder, VERSES_FILE), "w", encoding="utf-8") as f:
     json.dump(sentences(seq_length), f)
   megabytes = lambda path: round(os.path.getsize(path) / 2**20, 1)
   return {"onnx_float32_mb": megabytes(os.path.join(onnx_dir, "model.onnx")),
           "onnx_int8_mb": megabytes(os.path.join(onnx_dir, "model.int8.onnx")),
+          "tflite_float32_mb": megabytes(os.path.join(tflite_dir, "model.tflite")),
+          "tflite_int8_mb": megabytes(os.path.join(tflite_dir, "model.int8.tflite")),
           "savedmodel_variables_mb": megabytes(os.path.join(
               folder, "savedmodel", "variables", "variables.data-00000-of-00001"))}
 
 
 def classifier(runtime: str, folder: str):
   """texts -> label names, for `runtime` over the artifacts in `folder`."""
-  if runtime.startswith("onnx"):
-    from training.serving.onnx_predictor import OnnxClassifier
-    predictor = OnnxClassifier(os.path.join(folder, "onnx"), int8=runtime == "onnx_int8")
+  if runtime in PREDICTOR_RUNTIMES:
+    from training.serving.text_predictors import Classifier
+    export, precision, bucket_rows = PREDICTOR_RUNTIMES[runtime]
+    predictor = Classifier(os.path.join(folder, export), precision, bucket_rows=bucket_rows)
     return lambda texts: predictor(texts)["label"]
   import tensorflow as tf
   if runtime.startswith("savedmodel"):
@@ -201,6 +241,33 @@ def cpu_flags() -> list:
   return [flag for flag in wanted if flag in flags_line.split()]
 
 
+def real_gflop_per_sentence(size: str, seq_length: int) -> float:
+  """The encoder's mean GFLOP a verse over the verses' real pieces ([CLS] and [SEP] counted,
+  padding not): per layer 2 n (4 H^2 + 2 H I) for the dense layers and 4 n^2 H for attention's
+  two products, plus 2 n E H for the embedding projection; the head's few FLOPs left out."""
+  from data.tokenization import make_tokenizer
+  from modeling.layers.encoder_config import encoder_config
+  config = encoder_config(size=size, vocab_size=7669)
+  hidden, inner = config.hidden_size, config.intermediate_size
+  lengths = [len(ids) + 2 for ids in make_tokenizer(SAMPLE_VOCAB).tokenize(
+      sentences(seq_length))]
+  projection = 0 if config.embedding_size == hidden else 2 * config.embedding_size * hidden
+  flops = [n * projection + config.num_layers * (2 * n * (4 * hidden**2 + 2 * hidden * inner)
+                                                 + 4 * n * n * hidden) for n in lengths]
+  return float(np.mean(flops)) / 1e9
+
+
+def float32_peak_gflops(size: str) -> float:
+  """bench/roofline.py's float32 matmul GFLOP/s at the feed-forward's shape, 32 verses of 32
+  pieces."""
+  from bench.roofline import MatmulShape
+  from bench.roofline import matmul_gflops
+  from modeling.layers.encoder_config import encoder_config
+  config = encoder_config(size=size, vocab_size=7669)
+  return matmul_gflops(MatmulShape("feed_forward_in", 32 * 32, config.hidden_size,
+                                   config.intermediate_size), "float32")
+
+
 def main(argv):
   del argv
   batch_sizes = [int(size) for size in FLAGS.batch_sizes]
@@ -210,6 +277,8 @@ def main(argv):
     return
   with tempfile.TemporaryDirectory() as folder:
     sizes = write_artifacts(folder, FLAGS.size, FLAGS.seq_length)
+    gflop = real_gflop_per_sentence(FLAGS.size, FLAGS.seq_length)
+    peak = float32_peak_gflops(FLAGS.size)
     figures = {}
     for _ in range(FLAGS.rounds):
       for runtime in FLAGS.runtimes:
@@ -231,6 +300,10 @@ def main(argv):
     print(json.dumps(dict(runtime=runtime, batch_size=batch_size, size=FLAGS.size,
                           seq_length=FLAGS.seq_length, rounds=len(records),
                           load_average=os.getloadavg()[0], cpu_flags=cpu_flags(), **sizes,
+                          real_gflop_per_sentence=round(gflop, 4),
+                          float32_peak_gflops=round(peak, 1),
+                          float32_roofline_percent=round(
+                              100 * gflop * median["sentences_per_s"] / peak, 1),
                           **{name: round(value, 5) for name, value in median.items()})),
           flush=True)
 

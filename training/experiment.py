@@ -48,14 +48,19 @@ from training.run_vocab import records_vocab
 from training.run_vocab import write_run_vocab
 from training.serving.export import ExportConfig
 from training.serving.export_onnx import export_onnx
+from training.serving.export_tflite import export_tflite
 from training.serving.export_task import export_for_task
 from training.serving.export_task import export_vocab
 from training.trainer import PretrainingTrainer
 
-MODES = ("train", "eval", "train_and_eval", "export", "export_hf", "export_onnx")
+MODES = ("train", "eval", "train_and_eval", "export", "export_hf", "export_onnx",
+         "export_tflite")
 TRAINING_MODES = ("train", "train_and_eval")
 EVAL_MODES = ("eval", "train_and_eval")
-EXPORT_MODES = ("export", "export_hf", "export_onnx")
+EXPORT_MODES = ("export", "export_hf", "export_onnx", "export_tflite")
+# The exports for runtimes without TensorFlow: mode -> (writer, what the folder is called).
+RUNTIME_EXPORTS = {"export_onnx": (export_onnx, "ONNX"),
+                   "export_tflite": (export_tflite, "TFLite")}
 
 # The trainer of each kind of task (`task.trainer_kind`; pretraining when it names none).
 TRAINERS = {"pretraining": PretrainingTrainer, "finetuning": FinetuningTrainer}
@@ -205,8 +210,8 @@ def checkpoint_dir(model_dir: str, strategy: tf.distribute.Strategy) -> str:
 def run_experiment(mode: str, model_dir: str, task: Task = gin.REQUIRED,
                    checkpoint_path: str = "", record: Optional[RunRecord] = None
                    ) -> Optional[Dict[str, float]]:
-  """Runs `mode` ("train", "eval", "train_and_eval", "export", "export_hf" or "export_onnx")
-  in `model_dir`.
+  """Runs `mode` (MODES: "train", "eval", "train_and_eval", "export", "export_hf",
+  "export_onnx" or "export_tflite") in `model_dir`.
 
   The stages: `start` (check, strategy), `build`, then `resume_or_warm_start` (training) or
   `restore` (the others), then `train_or_evaluate` or `export`.
@@ -454,11 +459,12 @@ def _export(run: Run) -> None:
     for name, path in export_for_task(run.task, run.model, run.model_dir, run.step).items():
       print(f"exported {name} to {path}", flush=True)
     return
-  if run.mode == "export_onnx":
+  if run.mode in RUNTIME_EXPORTS:
     config = ExportConfig()
-    path = export_onnx(run.task, run.model, run.model_dir, run.step,
-                       export_vocab(run.task, config, run.model_dir), config.onnx_quantize)
-    print(f"exported ONNX to {path}", flush=True)
+    writer, name = RUNTIME_EXPORTS[run.mode]
+    path = writer(run.task, run.model, run.model_dir, run.step,
+                  export_vocab(run.task, config, run.model_dir), config.quantize)
+    print(f"exported {name} to {path}", flush=True)
     return
   output_dir = os.path.join(run.model_dir, "export", "hf", str(run.step))
   vocab = export_vocab(run.task, ExportConfig(), run.model_dir)

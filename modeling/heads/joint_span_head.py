@@ -74,7 +74,7 @@ class JointSpanHead(tf_keras.layers.Layer):
 
   def _end_logits(self, token_part, start_vectors, mask):
     """token_part [b, s, inner], start_vectors [b, ..., hidden] -> logits [b, ..., s]."""
-    start_part = self.end_hidden_start(start_vectors)[..., tf.newaxis, :]
+    start_part = tf.expand_dims(self.end_hidden_start(start_vectors), -2)
     hidden = tf_keras.activations.gelu(token_part + start_part)
     return tf.squeeze(self.end_logit(hidden), -1) + _MASKED_LOGIT * (1.0 - mask)
 
@@ -96,8 +96,8 @@ class JointSpanHead(tf_keras.layers.Layer):
       start_top_log_probs, start_top_index = tf.math.top_k(
           tf.nn.log_softmax(start_logits), k=beam)
       start_vectors = tf.gather(hidden, start_top_index, batch_dims=1)  # [b, beam, hidden]
-      end_logits = self._end_logits(token_part[:, tf.newaxis], start_vectors,
-                                    mask[:, tf.newaxis])  # [b, beam, seq]
+      end_logits = self._end_logits(tf.expand_dims(token_part, 1), start_vectors,
+                                    tf.expand_dims(mask, 1))  # [b, beam, seq]
       end_top_log_probs, end_top_index = tf.math.top_k(tf.nn.log_softmax(end_logits), k=beam)
       outputs.update(start_top_log_probs=start_top_log_probs, start_top_index=start_top_index,
                      end_top_log_probs=end_top_log_probs, end_top_index=end_top_index)

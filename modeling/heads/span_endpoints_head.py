@@ -68,7 +68,7 @@ class SpanEndpointsHead(tf_keras.layers.Layer):
     beam = min(self.beam_size, seq) if seq else self.beam_size
     start_top_log_probs, start_top_index = tf.math.top_k(tf.nn.log_softmax(start_logits), k=beam)
     end_top_log_probs, end_top_index = tf.math.top_k(tf.nn.log_softmax(end_logits), k=beam)
-    tile = lambda ends: tf.tile(ends[:, tf.newaxis], [1, beam, 1])  # [b, beam, beam]
+    tile = lambda ends: tf.tile(tf.expand_dims(ends, 1), [1, beam, 1])  # [b, beam, beam]
     outputs.update(start_top_log_probs=start_top_log_probs, start_top_index=start_top_index,
                    end_top_log_probs=tile(end_top_log_probs),
                    end_top_index=tile(end_top_index))

@@ -71,7 +71,9 @@ def encoder_inputs_of(inputs: Mapping[str, tf.Tensor]) -> Dict[str, tf.Tensor]:
 
 def attention_mask_from_input_mask(input_mask: tf.Tensor, dtype) -> tf.Tensor:
   """[batch, seq] 0/1 mask -> [batch, 1, seq] mask, broadcast over query positions."""
-  return tf.cast(input_mask, dtype)[:, tf.newaxis, :]
+  # expand_dims, not [:, tf.newaxis, :]: TFLite's builtins have no strided slice that adds an
+  # axis (training/serving/export_tflite.py).
+  return tf.expand_dims(tf.cast(input_mask, dtype), 1)
 
 
 # An allowlist, because **kwargs would otherwise let gin accept any misspelled binding.

@@ -6,18 +6,31 @@ import pytest
 from bench import serving_speed
 
 
-@pytest.mark.slow  # the artifacts: a SavedModel, two ONNX models, a transformers folder
+@pytest.mark.slow  # the artifacts: two SavedModels, two ONNX and two TFLite models, a transformers folder
 def test_every_runtime_labels_the_same_verses_alike(tmp_path):
   sizes = serving_speed.write_artifacts(str(tmp_path), "tiny", 32)
   assert sizes["onnx_int8_mb"] < sizes["onnx_float32_mb"]
+  assert sizes["tflite_int8_mb"] < sizes["tflite_float32_mb"]
   verses = serving_speed.sentences(32)[:16]
   labels = {runtime: [str(label.decode() if isinstance(label, bytes) else label)
                       for label in serving_speed.classifier(runtime, str(tmp_path))(verses)]
             for runtime in serving_speed.RUNTIMES}
-  assert labels["savedmodel"] == labels["onnx_float32"] == labels["transformers_tf"]
+  assert (labels["savedmodel"] == labels["onnx_float32"] == labels["tflite_float32"]
+          == labels["transformers_tf"])
+  assert labels["onnx_int8_bucketed"] == labels["onnx_int8"]
+  assert labels["savedmodel_bucketed"] == labels["savedmodel"]
   assert set(labels["savedmodel"]) <= set(serving_speed.LABELS)
-  for reduced in ("onnx_int8", "savedmodel_bfloat16"):  # most labels kept at lower precision
+  for reduced in ("onnx_int8", "tflite_int8", "savedmodel_bfloat16"):  # most labels kept at lower precision
     assert sum(a == b for a, b in zip(labels[reduced], labels["savedmodel"])) >= 12, reduced
   (record,) = serving_speed.time_runtime("onnx_float32", str(tmp_path), [4], 0.2)
   assert record["batch_size"] == 4 and record["sentences_per_s"] > 0
   assert record["cpu_s_per_sentence"] > 0 and record["p99_ms"] >= record["p50_ms"]
+
+
+def test_the_real_pieces_flops_count_the_verses_lengths_not_the_padding():
+  # ELECTRA-Small: 12 layers, H 256, I 1024, E 128. A verse of n pieces costs about
+  # n x 12 x 2 (4 x 256^2 + 2 x 256 x 1024) = n x 0.0189 GFLOP, whatever it is padded to; the
+  # sample's verses hold 30 pieces on average (32 with [CLS] and [SEP]).
+  small = serving_speed.real_gflop_per_sentence("small", 128)
+  assert small == serving_speed.real_gflop_per_sentence("small", 512)
+  assert 28 * 0.0189 < small < 34 * 0.0189

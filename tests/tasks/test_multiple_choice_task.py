@@ -23,6 +23,7 @@ from tests.kit.paths import FINETUNING_VOCAB
 from tests.kit.trainers import finetuning_trainer
 from tests.kit.trainers import first_and_last_logs
 from training.experiment import run_experiment
+from training.serving.text_predictors import text_predictor
 from training.serving.export_multiple_choice import MultipleChoiceServingModule
 from training.serving.text_preprocessing import TextPreprocessor
 
@@ -200,4 +201,19 @@ def test_records_through_the_runner_export_a_savedmodel_and_a_transformers_folde
   theirs = reference({name: value[tf.newaxis] for name, value in encoded.items()},
                      training=False).logits.numpy()
   np.testing.assert_allclose(theirs, answer["logits"].numpy(), atol=1e-5, rtol=0)
+
+  # --mode=export_tflite: the predictor (LiteRT, tokenizers) answers raw text as serve_text.
+  run_experiment("export_tflite", model_dir)
   gin.clear_config()
+  predictor = text_predictor(os.path.join(model_dir, "export", "tflite", "8"))
+  contexts, questions = ["the man ate", "what did the man eat"], ["he ate", ""]
+  rows = [["the girl", "bread", "a cake"], ["a cake", "bread", "the flute and more words"]]
+  served = served.signatures["serve_text"](context=tf.constant(contexts),
+                                           question=tf.constant(questions),
+                                           choices=tf.constant(rows))
+  got = predictor(contexts, questions, rows)
+  np.testing.assert_allclose(got["probabilities"], served["probabilities"].numpy(), atol=1e-4)
+  np.testing.assert_array_equal(got["choice"], served["choice"].numpy())
+  with pytest.raises(ValueError, match=r"choices has 1 column\(s\); a question needs two or "
+                                       r"more choices"):
+    predictor(["a"], [""], [["x"]])

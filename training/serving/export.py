@@ -76,19 +76,25 @@ def parse_encoder_inputs(serialized: tf.Tensor, seq_length: Union[int, Sequence[
 @gin.configurable
 @dataclasses.dataclass(frozen=True)
 class ExportConfig:
-  """What text signatures tokenize with, and how `--mode=export_onnx` quantizes.
+  """What text signatures tokenize with, and how `--mode=export_onnx` and `--mode=export_tflite` quantize.
 
   Attributes:
     vocab_file: a WordPiece vocab; "" = the one the run kept next to its checkpoints
       (training/run_vocab.py), else the one its records name. When set it must agree with
       the run's copy.
     lower_case: lower-case and strip accents (with vocab_file).
-    onnx_quantize: "" (float32 alone) or "int8" (also ONNX Runtime's dynamic int8:
-      training/serving/export_onnx.py); the runner's --quantize sets it.
+    quantize: "" (float32 alone) or, besides float32: "int8" (ONNX Runtime's dynamic int8,
+      training/serving/export_onnx.py; TFLite's dynamic-range int8), "float16" (TFLite's
+      float16 weights, training/serving/export_tflite.py), or both joined by a comma; the
+      runner's --quantize sets it.
+    bucket_rows: a classifier's `serve_text` (training/serving/export_glue.py): 0 packs a
+      batch to its longest row; N > 0 sorts it by length and runs the encoder N rows at a
+      time, each group packed to its own longest row (the same outputs, less padding).
   """
   vocab_file: str = ""
   lower_case: bool = tokenization.DEFAULT_LOWER_CASE
-  onnx_quantize: str = ""
+  quantize: str = ""
+  bucket_rows: int = 0
 
 
 def export_path(model_dir: str, name: str, version: int) -> str:

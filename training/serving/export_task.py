@@ -115,14 +115,15 @@ def export_for_task(task, model: tf_keras.Model, model_dir: str, version: int,
   Returns:
     export name -> path written.
   """
-  vocab = export_vocab(task, config or ExportConfig(), model_dir)
+  config = config or ExportConfig()
+  vocab = export_vocab(task, config, model_dir)
   return _write_exports(task, model, model_dir, version, text_preprocessor(task, vocab),
-                        vocab)
+                        vocab, config)
 
 
 def _write_exports(task, model: tf_keras.Model, model_dir: str, version: int,
-                   preprocessor: Optional[TextPreprocessor], vocab: Optional[RunVocab]
-                   ) -> Dict[str, str]:
+                   preprocessor: Optional[TextPreprocessor], vocab: Optional[RunVocab],
+                   config: ExportConfig) -> Dict[str, str]:
   """The SavedModels of `export_for_task`, each with `vocab`'s copy; returns export name ->
   path. Each is written anew (training/fresh_directory.py): exporting a version again
   replaces it whole.
@@ -139,7 +140,7 @@ def _write_exports(task, model: tf_keras.Model, model_dir: str, version: int,
   path = export_path(model_dir, export.name, version)
   if export.kind == protocol.SENTENCE_PREDICTION:
     module = GlueServingModule(model, task.spec, preprocessor, task.multi_label_threshold,
-                               task.window_stride, task.window_join)
+                               task.window_stride, task.window_join, config.bucket_rows)
     return {export.name: save(module, path, module.signatures(), vocab)}
   if export.kind == protocol.QUESTION_ANSWERING:
     module = SquadServingModule(model, preprocessor, task.meta_data["max_query_length"],

@@ -23,7 +23,7 @@ not compatible with expected shape [?]", naming the input) before any tokenizer 
 tf.rank or tf.debugging.assert_rank would not do: the input's static shape is [None], so
 both are decided when the graph is traced, and the request's rank is never looked at.)
 """
-from typing import Dict, List, Optional, Sequence, Tuple, Union
+from typing import Callable, Dict, List, Optional, Sequence, Tuple, Union
 
 import tensorflow as tf
 from official.nlp.modeling.layers.text_layers import BertPackInputs
@@ -171,6 +171,36 @@ class TextPreprocessor(tf.Module):
     with tf.control_dependencies(pair_rows_check(segments)):  # before adding a pair's rows
       length = self.packed_length(segments)
     return self.pack(segments, length)
+
+  def in_length_buckets(self, texts: Sequence[tf.Tensor],
+                        outputs_of: Callable[[Dict[str, tf.Tensor]], tf.Tensor],
+                        bucket_rows: int) -> tf.Tensor:
+    """`outputs_of` (encoder inputs -> float32 [rows, ...]) over one or two text batches,
+    run `bucket_rows` rows at a time in order of length, each group packed to its own
+    longest row: [batch, ...] in the request's order. The rows' outputs are those of
+    `outputs_of(self.pack_to_longest(*texts))` (a row's outputs do not depend on the padding
+    beyond it), with less encoder work on padding when a batch mixes lengths."""
+    segments = [self.tokenize(text) for text in texts]
+    with tf.control_dependencies(pair_rows_check(segments)):  # before adding a pair's rows
+      total = tf.add_n([tf.cast(segment.row_lengths(), tf.int32) for segment in segments])
+    order = tf.argsort(total, stable=True)
+    rows = tf.size(order)
+
+    def bucketed():
+      groups = (rows + bucket_rows - 1) // bucket_rows
+
+      def run_group(group, results):
+        chosen = order[group * bucket_rows:(group + 1) * bucket_rows]
+        chunk = [tf.gather(segment, chosen) for segment in segments]
+        return group + 1, results.write(group, outputs_of(self.pack(
+            chunk, self.packed_length(chunk))))
+      _, results = tf.while_loop(
+          lambda group, _: group < groups, run_group,
+          [tf.constant(0), tf.TensorArray(tf.float32, size=groups, infer_shape=False)])
+      return tf.gather(results.concat(), tf.math.invert_permutation(order))
+    # 0 rows: one call on the empty batch gives the outputs' shape.
+    return tf.cond(rows > 0, bucketed,
+                   lambda: outputs_of(self.pack(segments, self.packed_length(segments))))
 
   def __call__(self, *texts: tf.Tensor) -> Dict[str, tf.Tensor]:
     """One or two tf.string [batch] text fields -> dict of int32 [batch, S] encoder inputs."""
