@@ -21,9 +21,11 @@ load average, the CPU's flags, and the share of the float32 roofline reached: th
 FLOPs on the verses' real pieces (padding not counted; `real_gflop_per_sentence`) times
 sentences/s, over bench/roofline.py's float32 matmul peak at the feed-forward's shape
 (`float32_peak_gflops`, measured in the parent with every core). Runtimes:
-  savedmodel       our SavedModel's serve_text (TensorFlow)
-  savedmodel_bucketed  the same, exported with ExportConfig.bucket_rows = 8: a batch sorted
-                   by length and run 8 rows at a time, each group packed to its own longest
+  savedmodel       our SavedModel's serve_text (TensorFlow), exported with
+                   ExportConfig.bucket_rows = 0: a batch packed whole to its longest row
+  savedmodel_bucketed  the same with ExportConfig.bucket_rows = 8 (the default): a batch
+                   sorted by length and run 8 rows at a time, each group packed to its own
+                   longest
   savedmodel_bfloat16  the SavedModel exported under RuntimeConfig.precision =
                    'mixed_bfloat16' (matmuls in bfloat16; variables, softmax and outputs in
                    float32)
@@ -90,16 +92,27 @@ def sentences(seq_length: int):
   return [line for line, ids in zip(lines, pieces) if len(ids) <= seq_length - 2]
 
 
-def write_artifacts(folder: str, size: str, seq_length: int) -> dict:
-  """The classifier's SavedModel, ONNX export and transformers folder, and the verses the
-  workers time (VERSES_FILE: chosen here, so a worker of a runtime without TensorFlow does
-  not load it to tokenize them); their sizes."""
+def built_classifier(size: str, seq_length: int):
+  """The benchmark's classifier (see the module docstring), its variables created."""
   import tensorflow as tf
-  from data.finetuning.sentence_task import SentenceTaskSpec
   from modeling.heads.hidden_layer_classification_head import HiddenLayerClassificationHead
   from modeling.layers.encoder_config import encoder_config
   from modeling.layers.transformer_encoder import TransformerEncoder
   from modeling.models.finetuning_models import SentencePredictionModel
+  config = encoder_config(size=size, vocab_size=7669)
+  model = SentencePredictionModel(
+      TransformerEncoder(config, name="encoder"),
+      HiddenLayerClassificationHead(len(LABELS), hidden_size=config.hidden_size, name="head"))
+  ids = tf.zeros([1, seq_length], tf.int32)
+  model(dict(input_word_ids=ids, input_mask=tf.ones_like(ids), input_type_ids=ids))
+  return model
+
+
+def write_artifacts(folder: str, size: str, seq_length: int) -> dict:
+  """The classifier's SavedModel, ONNX export and transformers folder, and the verses the
+  workers time (VERSES_FILE: chosen here, so a worker of a runtime without TensorFlow does
+  not load it to tokenize them); their sizes."""
+  from data.finetuning.sentence_task import SentenceTaskSpec
   from tasks import protocol
   from training.hf.hf_export import export_hf
   from training.run_vocab import RunVocab
@@ -112,16 +125,7 @@ def write_artifacts(folder: str, size: str, seq_length: int) -> dict:
   from training.serving.onnx_tokenizer import wordpiece_tokenizer
   from training.serving.text_preprocessing import TextPreprocessor
   import tf_keras
-  config = encoder_config(size=size, vocab_size=7669)
-
-  def build():
-    return SentencePredictionModel(
-        TransformerEncoder(config, name="encoder"),
-        HiddenLayerClassificationHead(len(LABELS), hidden_size=config.hidden_size,
-                                      name="head"))
-  model = build()
-  ids = tf.zeros([1, seq_length], tf.int32)
-  model(dict(input_word_ids=ids, input_mask=tf.ones_like(ids), input_type_ids=ids))
+  model = built_classifier(size, seq_length)
   spec = SentenceTaskSpec("classification", ("text",), "label", LABELS)
   preprocessor = TextPreprocessor(SAMPLE_VOCAB, True, seq_length)
   for name, bucket_rows in (("savedmodel", 0), ("savedmodel_bucketed", BUCKET_ROWS)):
@@ -131,8 +135,7 @@ def write_artifacts(folder: str, size: str, seq_length: int) -> dict:
   # 'mixed_bfloat16' builds the model.
   tf_keras.mixed_precision.set_global_policy("mixed_bfloat16")
   try:
-    bfloat16 = build()
-    bfloat16(dict(input_word_ids=ids, input_mask=tf.ones_like(ids), input_type_ids=ids))
+    bfloat16 = built_classifier(size, seq_length)
     bfloat16.set_weights(model.get_weights())
     for name, bucket_rows in (("savedmodel_bfloat16", 0),
                               ("savedmodel_bfloat16_bucketed", BUCKET_ROWS)):

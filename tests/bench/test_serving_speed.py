@@ -3,6 +3,7 @@ give the same labels on the same verses (int8 and bfloat16 on most of them), and
 worker reports every figure."""
 import pytest
 
+from bench import serving_breakdown
 from bench import serving_speed
 
 
@@ -25,6 +26,12 @@ def test_every_runtime_labels_the_same_verses_alike(tmp_path):
   (record,) = serving_speed.time_runtime("onnx_float32", str(tmp_path), [4], 0.2)
   assert record["batch_size"] == 4 and record["sentences_per_s"] > 0
   assert record["cpu_s_per_sentence"] > 0 and record["p99_ms"] >= record["p50_ms"]
+  # bench.serving_breakdown splits the SavedModel's call: each part timed, the rest derived.
+  (parts,) = serving_breakdown.breakdown(str(tmp_path), "tiny", 32, [4], 0.1)
+  assert all(parts[f"{name}_ms"] > 0 and parts[f"{name}_cpu_ms"] > 0
+             for name in ("serve_text", "tokenize", "model", "model_keras", "model_xla"))
+  assert parts["rest_ms"] == pytest.approx(parts["serve_text_ms"] - parts["tokenize_ms"]
+                                           - parts["model_ms"], abs=2e-3)
 
 
 def test_the_real_pieces_flops_count_the_verses_lengths_not_the_padding():

@@ -87,14 +87,15 @@ class ExportConfig:
       training/serving/export_onnx.py; TFLite's dynamic-range int8), "float16" (TFLite's
       float16 weights, training/serving/export_tflite.py), or both joined by a comma; the
       runner's --quantize sets it.
-    bucket_rows: a classifier's `serve_text` (training/serving/export_glue.py): 0 packs a
-      batch to its longest row; N > 0 sorts it by length and runs the encoder N rows at a
-      time, each group packed to its own longest row (the same outputs, less padding).
+    bucket_rows: a classifier's `serve_text` (training/serving/export_glue.py): N > 0 sorts
+      a batch by length and runs the encoder N rows at a time, each group packed to its own
+      longest row (the same outputs, less padding: 1.5x the rows a CPU second at batch 32 in
+      bench/RESULTS.md); 0 packs the whole batch to its longest row.
   """
   vocab_file: str = ""
   lower_case: bool = tokenization.DEFAULT_LOWER_CASE
   quantize: str = ""
-  bucket_rows: int = 0
+  bucket_rows: int = 8
 
 
 def export_path(model_dir: str, name: str, version: int) -> str:
