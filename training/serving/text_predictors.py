@@ -35,9 +35,9 @@ Refused (ValueError), with the words of the SavedModel's signatures (training/se
 text_preprocessing.py, training/serving/export_tagging.py): a pair request whose two lists
 differ in rows ("text_a has 3 rows and text_b has 1: a pair request needs one text_b per
 text_a"); a pair for a single-text task or one text for a pair task; texts that are not
-strings; choices rows of unequal length or fewer than two choices; a tagger's row longer than
-S - 2 pieces ("text row 0 has 40 word pieces; this model
-tags at most 30 a row (max_seq_length 32 less [CLS] and [SEP]): split it into sentences").
+strings; choices rows of unequal length or fewer than two choices; a tagger's row longer
+than S - 2 pieces ("text row 0 has 40 word pieces; this model tags at most 30 a row
+(max_seq_length 32 less [CLS] and [SEP]): split it into sentences").
 
 Not served here: windowed classifiers (`--window_stride`: windows are not joined); pretraining
 exports (their models take ids: training/serving/exported_model.py runs them).
