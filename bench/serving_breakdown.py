@@ -74,7 +74,7 @@ def breakdown(folder: str, size: str, seq_length: int, batch_sizes, seconds: flo
   preprocessor = TextPreprocessor(serving_speed.SAMPLE_VOCAB, True, seq_length)
   pack = tf.function(preprocessor.pack_to_longest,
                      input_signature=[tf.TensorSpec([None], tf.string)])
-  model = serving_speed.built_classifier(size, seq_length)
+  model = serving_speed.built_model(size, seq_length)
   keras, xla = (tf.function(lambda ids: model(ids, training=False), jit_compile=compiled,
                             reduce_retracing=True) for compiled in (False, True))
   records = []

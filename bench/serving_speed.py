@@ -1,12 +1,14 @@
-r"""Serving speed of an ELECTRA classifier, raw text in -> labels out, runtime against runtime.
+r"""Serving speed of an ELECTRA classifier or tagger, raw text in -> labels (tags) out,
+runtime against runtime.
 
-  python -m bench.serving_speed [--size=small] [--seq_length=128] [--batch_sizes=1,32] \
-      [--seconds=10] [--rounds=3] [--runtimes=savedmodel,onnx_float32,onnx_int8,...]
+  python -m bench.serving_speed [--task=classifier] [--size=small] [--seq_length=128] \
+      [--batch_sizes=1,32] [--seconds=10] [--rounds=3] [--runtimes=savedmodel,onnx_int8,...]
 
-One classifier (2 labels, transformers' ELECTRA head: training/serving's exports and
-transformers load the same weights), untrained, at the --size preset over the sample vocab
-(data/sample/vocab.txt). Its artifacts are written once: our SavedModel (`serve_text`:
-tokenizer, encoder, head and softmax in the graph), our ONNX and TFLite exports (model.onnx,
+One classifier (2 labels, transformers' ELECTRA head) or, with --task=tagger, one tagger (9
+CoNLL tags, a tag per word read at its first piece), untrained (speed does not depend on the
+weights; training/serving's exports and transformers load the same ones), at the --size
+preset over the sample vocab (data/sample/vocab.txt). Its artifacts are written once: our SavedModel (`serve_text`, a
+tagger's `tag_text`: tokenizer, encoder, head and softmax in the graph), our ONNX and TFLite exports (model.onnx,
 model.int8.onnx; model.tflite, model.int8.tflite; tokenizer.json: training/serving/
 export_onnx.py, export_tflite.py, read by training/serving/text_predictors.py), and the
 transformers folder (`export_hf`).
@@ -36,8 +38,13 @@ sentences/s, over bench/roofline.py's float32 matmul peak at the feed-forward's 
                    (bucket_rows=8: each call padded to its own longest row)
   tflite_float32   the Classifier predictor on model.tflite (LiteRT, tokenizers)
   tflite_int8      the same on model.int8.tflite (dynamic-range int8)
-  transformers_tf  BertTokenizerFast + TFElectraForSequenceClassification in a tf.function
-                   of any batch and length (traced once), softmax and argmax
+  transformers_tf  BertTokenizerFast + TFElectraForSequenceClassification (a tagger:
+                   TFElectraForTokenClassification) in a tf.function of any batch and length
+                   (traced once), softmax and argmax; a tagger's tag per word read at its
+                   first piece through the tokenizer's word_ids, as transformers' pipeline
+                   reads it
+A tagger is timed on savedmodel, the ONNX and TFLite runtimes and transformers_tf (its
+SavedModel has no length buckets and no bfloat16 export here).
 Prints one JSON line per runtime and batch size.
 """
 from data import program  # (first: before TensorFlow loads)
@@ -58,9 +65,14 @@ REPO_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SAMPLE_TEXT = os.path.join(REPO_ROOT, "data", "sample", "kjv_tiny.txt")
 SAMPLE_VOCAB = os.path.join(REPO_ROOT, "data", "sample", "vocab.txt")
 LABELS = ("neg", "pos")
+TAGS = ("O", "B-PER", "I-PER", "B-LOC", "I-LOC", "B-ORG", "I-ORG", "B-MISC", "I-MISC")
+TASKS = ("classifier", "tagger")
+ARTIFACTS_FILE = "artifacts.json"
 RUNTIMES = ("savedmodel", "savedmodel_bucketed", "savedmodel_bfloat16",
             "savedmodel_bfloat16_bucketed", "onnx_float32", "onnx_int8", "onnx_int8_bucketed",
             "tflite_float32", "tflite_int8", "transformers_tf")
+TAGGER_RUNTIMES = ("savedmodel", "onnx_float32", "onnx_int8", "tflite_float32", "tflite_int8",
+                   "transformers_tf")
 BUCKET_ROWS = 8
 # runtime -> (export folder, precision, bucket_rows) for the predictor runtimes
 PREDICTOR_RUNTIMES = {"onnx_float32": ("onnx", "float32", 0), "onnx_int8": ("onnx", "int8", 0),
@@ -70,12 +82,14 @@ PREDICTOR_RUNTIMES = {"onnx_float32": ("onnx", "float32", 0), "onnx_int8": ("onn
 
 
 def define_flags():
+  flags.DEFINE_enum("task", "classifier", TASKS, "What the model does with a text.")
   flags.DEFINE_string("size", "small", "Encoder preset.")
   flags.DEFINE_integer("seq_length", 128, "S: the longest row, in pieces.")
   flags.DEFINE_list("batch_sizes", ["1", "32"], "Sentences a call.")
   flags.DEFINE_float("seconds", 10.0, "Timed seconds per runtime, batch size and round.")
   flags.DEFINE_integer("rounds", 3, "Rounds of every runtime in turn.")
-  flags.DEFINE_list("runtimes", list(RUNTIMES), "Which runtimes.")
+  flags.DEFINE_list("runtimes", None, "Which runtimes (default: every one of the task's: "
+                    "RUNTIMES, TAGGER_RUNTIMES).")
   flags.DEFINE_string("worker", "", "Internal: time this runtime in this process.")
   flags.DEFINE_string("artifacts", "", "Internal: the artifacts' folder.")
 
@@ -92,42 +106,48 @@ def sentences(seq_length: int):
   return [line for line, ids in zip(lines, pieces) if len(ids) <= seq_length - 2]
 
 
-def built_classifier(size: str, seq_length: int):
-  """The benchmark's classifier (see the module docstring), its variables created."""
+def built_model(size: str, seq_length: int, task: str = "classifier"):
+  """The benchmark's classifier or tagger (see the module docstring), its variables
+  created."""
   import tensorflow as tf
   from modeling.heads.hidden_layer_classification_head import HiddenLayerClassificationHead
+  from modeling.heads.token_classification_head import TokenClassificationHead
   from modeling.layers.encoder_config import encoder_config
   from modeling.layers.transformer_encoder import TransformerEncoder
   from modeling.models.finetuning_models import SentencePredictionModel
+  from modeling.models.finetuning_models import TokenClassificationModel
   config = encoder_config(size=size, vocab_size=7669)
-  model = SentencePredictionModel(
-      TransformerEncoder(config, name="encoder"),
-      HiddenLayerClassificationHead(len(LABELS), hidden_size=config.hidden_size, name="head"))
+  encoder = TransformerEncoder(config, name="encoder")
+  if task == "tagger":
+    model = TokenClassificationModel(encoder, TokenClassificationHead(len(TAGS), name="head"))
+  else:
+    model = SentencePredictionModel(encoder, HiddenLayerClassificationHead(
+        len(LABELS), hidden_size=config.hidden_size, name="head"))
   ids = tf.zeros([1, seq_length], tf.int32)
   model(dict(input_word_ids=ids, input_mask=tf.ones_like(ids), input_type_ids=ids))
   return model
 
 
-def write_artifacts(folder: str, size: str, seq_length: int) -> dict:
-  """The classifier's SavedModel, ONNX export and transformers folder, and the verses the
-  workers time (VERSES_FILE: chosen here, so a worker of a runtime without TensorFlow does
-  not load it to tokenize them); their sizes."""
+def write_artifacts(folder: str, size: str, seq_length: int, task: str = "classifier") -> dict:
+  """The model's SavedModels, ONNX and TFLite exports and transformers folder, and the verses
+  the workers time (VERSES_FILE: chosen here, so a worker of a runtime without TensorFlow
+  does not load it to tokenize them); their sizes."""
   from data.finetuning.sentence_task import SentenceTaskSpec
   from tasks import protocol
-  from training.hf.hf_export import export_hf
-  from training.run_vocab import RunVocab
-  from training.serving import dense_core
-  from training.serving import export_onnx
-  from training.serving import export_tflite
   from training.serving.export import save
-  from training.serving.exported_model import EXPORT_FILE
   from training.serving.export_glue import GlueServingModule
-  from training.serving.onnx_tokenizer import wordpiece_tokenizer
+  from training.serving.export_tagging import TaggingServingModule
   from training.serving.text_preprocessing import TextPreprocessor
   import tf_keras
-  model = built_classifier(size, seq_length)
-  spec = SentenceTaskSpec("classification", ("text",), "label", LABELS)
+  model = built_model(size, seq_length, task)
   preprocessor = TextPreprocessor(SAMPLE_VOCAB, True, seq_length)
+  with open(os.path.join(folder, ARTIFACTS_FILE), "w") as f:
+    json.dump(dict(task=task), f)
+  if task == "tagger":
+    module = TaggingServingModule(model, TAGS, preprocessor)
+    save(module, os.path.join(folder, "savedmodel"), module.signatures())
+    return _write_exports(folder, model, seq_length, protocol.TAGGING, TAGS)
+  spec = SentenceTaskSpec("classification", ("text",), "label", LABELS)
   for name, bucket_rows in (("savedmodel", 0), ("savedmodel_bucketed", BUCKET_ROWS)):
     module = GlueServingModule(model, spec, preprocessor, bucket_rows=bucket_rows)
     save(module, os.path.join(folder, name), module.signatures())
@@ -135,7 +155,7 @@ def write_artifacts(folder: str, size: str, seq_length: int) -> dict:
   # 'mixed_bfloat16' builds the model.
   tf_keras.mixed_precision.set_global_policy("mixed_bfloat16")
   try:
-    bfloat16 = built_classifier(size, seq_length)
+    bfloat16 = built_model(size, seq_length)
     bfloat16.set_weights(model.get_weights())
     for name, bucket_rows in (("savedmodel_bfloat16", 0),
                               ("savedmodel_bfloat16_bucketed", BUCKET_ROWS)):
@@ -143,9 +163,21 @@ def write_artifacts(folder: str, size: str, seq_length: int) -> dict:
       save(module, os.path.join(folder, name), module.signatures())
   finally:
     tf_keras.mixed_precision.set_global_policy("float32")
+  return _write_exports(folder, model, seq_length, protocol.SENTENCE_PREDICTION, LABELS)
+
+
+def _write_exports(folder: str, model, seq_length: int, kind: str, labels) -> dict:
+  """The ONNX and TFLite exports, the transformers folder and the verses; their sizes."""
+  from training.hf.hf_export import export_hf
+  from training.run_vocab import RunVocab
+  from training.serving import dense_core
+  from training.serving import export_onnx
+  from training.serving import export_tflite
+  from training.serving.exported_model import EXPORT_FILE
+  from training.serving.onnx_tokenizer import wordpiece_tokenizer
   # The ONNX and TFLite folders as --mode=export_onnx / export_tflite lay them out
   # (training/serving/runtime_export.py), written from the same model without a run.
-  core = dense_core.core_function(protocol.SENTENCE_PREDICTION, model, seq_length, "bench")
+  core = dense_core.core_function(kind, model, seq_length, "bench")
   onnx_dir, tflite_dir = os.path.join(folder, "onnx"), os.path.join(folder, "tflite")
   for runtime_dir in (onnx_dir, tflite_dir):
     os.makedirs(runtime_dir)
@@ -160,12 +192,12 @@ def write_artifacts(folder: str, size: str, seq_length: int) -> dict:
   for runtime_dir, runtime, suffix in ((onnx_dir, "onnx", "onnx"),
                                        (tflite_dir, "tflite", "tflite")):
     with open(os.path.join(runtime_dir, EXPORT_FILE), "w") as f:
-      json.dump(dict(runtime=runtime, kind=protocol.SENTENCE_PREDICTION,
+      json.dump(dict(runtime=runtime, kind=kind,
                      seq_length=seq_length, inputs=list(dense_core.ENCODER_INPUTS),
-                     outputs=["logits"], labels=list(LABELS), is_pair=False,
+                     outputs=["logits"], labels=list(labels), is_pair=False,
                      models={"float32": f"model.{suffix}", "int8": f"model.int8.{suffix}"}),
                 f)
-  export_hf(model, os.path.join(folder, "hf"), RunVocab(SAMPLE_VOCAB, True), LABELS)
+  export_hf(model, os.path.join(folder, "hf"), RunVocab(SAMPLE_VOCAB, True), labels)
   with open(os.path.join(folder, VERSES_FILE), "w", encoding="utf-8") as f:
     json.dump(sentences(seq_length), f)
   megabytes = lambda path: round(os.path.getsize(path) / 2**20, 1)
@@ -177,40 +209,70 @@ def write_artifacts(folder: str, size: str, seq_length: int) -> dict:
               folder, "savedmodel", "variables", "variables.data-00000-of-00001"))}
 
 
-def classifier(runtime: str, folder: str):
-  """texts -> label names, for `runtime` over the artifacts in `folder`."""
+def server(runtime: str, folder: str):
+  """texts -> label names (a tagger: a list of tags a text, a tag a word), for `runtime`
+  over the artifacts in `folder`."""
+  with open(os.path.join(folder, ARTIFACTS_FILE)) as f:
+    tagger = json.load(f)["task"] == "tagger"
   if runtime in PREDICTOR_RUNTIMES:
-    from training.serving.text_predictors import Classifier
+    from training.serving.text_predictors import text_predictor
     export, precision, bucket_rows = PREDICTOR_RUNTIMES[runtime]
-    predictor = Classifier(os.path.join(folder, export), precision, bucket_rows=bucket_rows)
-    return lambda texts: predictor(texts)["label"]
+    predictor = text_predictor(os.path.join(folder, export), precision,
+                               bucket_rows=bucket_rows)
+    if not tagger:
+      return lambda texts: predictor(texts)["label"]
+
+    def tag(texts):
+      out = predictor(texts)
+      return [list(tags[:count]) for tags, count in zip(out["tags"], out["num_words"])]
+    return tag
   import tensorflow as tf
   if runtime.startswith("savedmodel"):
     import tensorflow_text  # pylint: disable=g-import-not-at-top,unused-import  (its ops)
-    serve = tf.saved_model.load(os.path.join(folder, runtime)).signatures["serve_text"]
+    signatures = tf.saved_model.load(os.path.join(folder, runtime)).signatures
+    if tagger:
+      def tag_text(texts):
+        out = signatures["tag_text"](text=tf.constant(texts))
+        return [[tag.decode() for tag in tags[:count]]
+                for tags, count in zip(out["tags"].numpy(), out["num_words"].numpy())]
+      return tag_text
+    serve = signatures["serve_text"]
     return lambda texts: serve(text=tf.constant(texts))["label"].numpy()
   import transformers
   from tests.kit.hf_reference import load_transformers_model
   hf_folder = os.path.join(folder, "hf", os.listdir(os.path.join(folder, "hf"))[0])
   tokenizer = transformers.BertTokenizerFast(vocab_file=SAMPLE_VOCAB, do_lower_case=True)
-  model, _ = load_transformers_model("ElectraForSequenceClassification", hf_folder)
+  model, _ = load_transformers_model(
+      "ElectraForTokenClassification" if tagger else "ElectraForSequenceClassification",
+      hf_folder)
   logits = tf.function(lambda ids, mask: model(input_ids=ids, attention_mask=mask,
                                                training=False).logits,
                        input_signature=[tf.TensorSpec([None, None], tf.int32)] * 2)
-  names = np.array(LABELS)
+  names = np.array(TAGS if tagger else LABELS)
 
   def classify(texts):
     encoded = tokenizer(texts, padding=True, return_tensors="np")
     probabilities = tf.nn.softmax(logits(tf.constant(encoded["input_ids"], tf.int32),
                                          tf.constant(encoded["attention_mask"], tf.int32)))
-    return names[tf.argmax(probabilities, -1).numpy()]
+    best = tf.argmax(probabilities, -1).numpy()
+    if not tagger:
+      return names[best]
+    tags = []  # each word's tag at its first piece, as transformers' pipeline reads them
+    for row in range(len(texts)):
+      seen, row_tags = set(), []
+      for position, word in enumerate(encoded.word_ids(row)):
+        if word is not None and word not in seen:
+          seen.add(word)
+          row_tags.append(str(names[best[row, position]]))
+      tags.append(row_tags)
+    return tags
   return classify
 
 
 def time_runtime(runtime: str, folder: str, batch_sizes, seconds: float):
   """One JSON-able record per batch size (see the module docstring), on the verses
   write_artifacts chose."""
-  classify = classifier(runtime, folder)
+  classify = server(runtime, folder)
   with open(os.path.join(folder, VERSES_FILE), encoding="utf-8") as f:
     texts = json.load(f)
   records = []
@@ -279,12 +341,13 @@ def main(argv):
       print("RESULT " + json.dumps(record), flush=True)
     return
   with tempfile.TemporaryDirectory() as folder:
-    sizes = write_artifacts(folder, FLAGS.size, FLAGS.seq_length)
+    sizes = write_artifacts(folder, FLAGS.size, FLAGS.seq_length, FLAGS.task)
+    runtimes = FLAGS.runtimes or (TAGGER_RUNTIMES if FLAGS.task == "tagger" else RUNTIMES)
     gflop = real_gflop_per_sentence(FLAGS.size, FLAGS.seq_length)
     peak = float32_peak_gflops(FLAGS.size)
     figures = {}
     for _ in range(FLAGS.rounds):
-      for runtime in FLAGS.runtimes:
+      for runtime in runtimes:
         worker = subprocess.run(
             [sys.executable, "-m", "bench.serving_speed", f"--worker={runtime}",
              f"--artifacts={folder}", f"--batch_sizes={','.join(FLAGS.batch_sizes)}",
@@ -300,7 +363,8 @@ def main(argv):
   for (runtime, batch_size), records in figures.items():
     median = {name: statistics.median(record[name] for record in records)
               for name in ("sentences_per_s", "cpu_s_per_sentence", "p50_ms", "p99_ms")}
-    print(json.dumps(dict(runtime=runtime, batch_size=batch_size, size=FLAGS.size,
+    print(json.dumps(dict(task=FLAGS.task, runtime=runtime, batch_size=batch_size,
+                          size=FLAGS.size,
                           seq_length=FLAGS.seq_length, rounds=len(records),
                           load_average=os.getloadavg()[0], cpu_flags=cpu_flags(), **sizes,
                           real_gflop_per_sentence=round(gflop, 4),

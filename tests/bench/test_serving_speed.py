@@ -1,6 +1,6 @@
 """The serving benchmark compares like with like: its runtimes load the same weights and
-give the same labels on the same verses (int8 and bfloat16 on most of them), and one timed
-worker reports every figure."""
+give the same labels (a tagger: the same tags) on the same verses (int8 and bfloat16 on most
+of them), and one timed worker reports every figure."""
 import pytest
 
 from bench import serving_breakdown
@@ -14,7 +14,7 @@ def test_every_runtime_labels_the_same_verses_alike(tmp_path):
   assert sizes["tflite_int8_mb"] < sizes["tflite_float32_mb"]
   verses = serving_speed.sentences(32)[:16]
   labels = {runtime: [str(label.decode() if isinstance(label, bytes) else label)
-                      for label in serving_speed.classifier(runtime, str(tmp_path))(verses)]
+                      for label in serving_speed.server(runtime, str(tmp_path))(verses)]
             for runtime in serving_speed.RUNTIMES}
   assert (labels["savedmodel"] == labels["onnx_float32"] == labels["tflite_float32"]
           == labels["transformers_tf"])
@@ -32,6 +32,23 @@ def test_every_runtime_labels_the_same_verses_alike(tmp_path):
              for name in ("serve_text", "tokenize", "model", "model_keras", "model_xla"))
   assert parts["rest_ms"] == pytest.approx(parts["serve_text_ms"] - parts["tokenize_ms"]
                                            - parts["model_ms"], abs=2e-3)
+
+
+@pytest.mark.slow  # the tagger's artifacts: a SavedModel, two ONNX and two TFLite models, a transformers folder
+def test_every_runtime_tags_the_same_verses_alike(tmp_path):
+  serving_speed.write_artifacts(str(tmp_path), "tiny", 32, "tagger")
+  verses = serving_speed.sentences(32)[:8]
+  tags = {runtime: serving_speed.server(runtime, str(tmp_path))(verses)
+          for runtime in serving_speed.TAGGER_RUNTIMES}
+  assert [len(row) for row in tags["savedmodel"]] == [len(row) for row in tags["tflite_int8"]]
+  assert sum(len(row) for row in tags["savedmodel"]) > 8 * 5  # a tag a word
+  for runtime in ("onnx_float32", "tflite_float32", "transformers_tf"):
+    assert tags[runtime] == tags["savedmodel"], runtime
+  assert {tag for row in tags["savedmodel"] for tag in row} <= set(serving_speed.TAGS)
+  for reduced in ("onnx_int8", "tflite_int8"):  # most tags kept at lower precision
+    same = sum(a == b for row, ref in zip(tags[reduced], tags["savedmodel"])
+               for a, b in zip(row, ref))
+    assert same >= 0.75 * sum(len(row) for row in tags["savedmodel"]), reduced
 
 
 def test_the_real_pieces_flops_count_the_verses_lengths_not_the_padding():
