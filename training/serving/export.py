@@ -29,6 +29,7 @@ import tensorflow as tf
 import tf_keras
 
 from data import tokenization
+from data.user_error import UserError
 from modeling.layers.transformer_encoder import ENCODER_INPUTS
 from training.fresh_directory import write_anew
 from training.run_vocab import RunVocab
@@ -96,6 +97,11 @@ class ExportConfig:
   lower_case: bool = tokenization.DEFAULT_LOWER_CASE
   quantize: str = ""
   bucket_rows: int = 8
+
+  def __post_init__(self):
+    if self.bucket_rows < 0:
+      raise UserError(f"ExportConfig.bucket_rows = {self.bucket_rows}: give the rows a group "
+                      "runs (8), or 0 to run a batch in one call")
 
 
 def export_path(model_dir: str, name: str, version: int) -> str:

@@ -3,10 +3,14 @@ by length and run a few rows at a time, each group packed to its own longest row
 the batch packed whole does, row for row in the request's order; pairs, 0 rows and a batch
 smaller than a bucket included."""
 import numpy as np
+import pytest
 import tensorflow as tf
+
+from data.user_error import UserError
 
 from tests.kit import export_models
 from training.run_vocab import RunVocab
+from training.serving.export import ExportConfig
 from training.serving.export_glue import GlueServingModule
 from training.serving.export_task import text_preprocessor
 
@@ -44,3 +48,10 @@ def test_pairs_in_buckets_answer_as_the_whole_batch(tmp_path):
   expected = whole.serve_text(text_a=tf.constant(TEXTS), text_b=tf.constant(seconds))
   got = buckets.serve_text(text_a=tf.constant(TEXTS), text_b=tf.constant(seconds))
   np.testing.assert_allclose(got["logits"].numpy(), expected["logits"].numpy(), atol=1e-5)
+
+
+def test_a_negative_bucket_size_is_refused_in_one_line():
+  with pytest.raises(UserError, match=r"ExportConfig.bucket_rows = -2: give the rows a group "
+                                      r"runs \(8\), or 0 to run a batch in one call"):
+    ExportConfig(bucket_rows=-2)
+  assert ExportConfig().bucket_rows == 8
