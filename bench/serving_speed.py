@@ -23,7 +23,7 @@ load average, the CPU's flags, and the share of the float32 roofline reached: th
 FLOPs on the verses' real pieces (padding not counted; `real_gflop_per_sentence`) times
 sentences/s, over bench/roofline.py's float32 matmul peak at the feed-forward's shape
 (`float32_peak_gflops`, measured in the parent with every core). Runtimes:
-  savedmodel       our SavedModel's serve_text (TensorFlow), exported with
+  savedmodel       our SavedModel's serve_text (a tagger's tag_text; TensorFlow), exported with
                    ExportConfig.bucket_rows = 0: a batch packed whole to its longest row
   savedmodel_bucketed  the same with ExportConfig.bucket_rows = 8 (the default): a batch
                    sorted by length and run 8 rows at a time, each group packed to its own
@@ -43,8 +43,8 @@ sentences/s, over bench/roofline.py's float32 matmul peak at the feed-forward's 
                    (traced once), softmax and argmax; a tagger's tag per word read at its
                    first piece through the tokenizer's word_ids, as transformers' pipeline
                    reads it
-A tagger is timed on savedmodel, the ONNX and TFLite runtimes and transformers_tf (its
-SavedModel has no length buckets and no bfloat16 export here).
+A tagger is timed on the same runtimes (`tag_text` for serve_text; the Tagger predictor for
+the Classifier).
 Prints one JSON line per runtime and batch size.
 """
 from data import program  # (first: before TensorFlow loads)
@@ -71,8 +71,6 @@ ARTIFACTS_FILE = "artifacts.json"
 RUNTIMES = ("savedmodel", "savedmodel_bucketed", "savedmodel_bfloat16",
             "savedmodel_bfloat16_bucketed", "onnx_float32", "onnx_int8", "onnx_int8_bucketed",
             "tflite_float32", "tflite_int8", "transformers_tf")
-TAGGER_RUNTIMES = ("savedmodel", "onnx_float32", "onnx_int8", "tflite_float32", "tflite_int8",
-                   "transformers_tf")
 BUCKET_ROWS = 8
 # runtime -> (export folder, precision, bucket_rows) for the predictor runtimes
 PREDICTOR_RUNTIMES = {"onnx_float32": ("onnx", "float32", 0), "onnx_int8": ("onnx", "int8", 0),
@@ -88,8 +86,7 @@ def define_flags():
   flags.DEFINE_list("batch_sizes", ["1", "32"], "Sentences a call.")
   flags.DEFINE_float("seconds", 10.0, "Timed seconds per runtime, batch size and round.")
   flags.DEFINE_integer("rounds", 3, "Rounds of every runtime in turn.")
-  flags.DEFINE_list("runtimes", None, "Which runtimes (default: every one of the task's: "
-                    "RUNTIMES, TAGGER_RUNTIMES).")
+  flags.DEFINE_list("runtimes", None, "Which runtimes (default: every one, RUNTIMES).")
   flags.DEFINE_string("worker", "", "Internal: time this runtime in this process.")
   flags.DEFINE_string("artifacts", "", "Internal: the artifacts' folder.")
 
@@ -144,26 +141,29 @@ def write_artifacts(folder: str, size: str, seq_length: int, task: str = "classi
   with open(os.path.join(folder, ARTIFACTS_FILE), "w") as f:
     json.dump(dict(task=task), f)
   if task == "tagger":
-    module = TaggingServingModule(model, TAGS, preprocessor)
-    save(module, os.path.join(folder, "savedmodel"), module.signatures())
-    return _write_exports(folder, model, seq_length, protocol.TAGGING, TAGS)
-  spec = SentenceTaskSpec("classification", ("text",), "label", LABELS)
+    kind, labels = protocol.TAGGING, TAGS
+    serving = lambda model, rows: TaggingServingModule(model, TAGS, preprocessor, rows)
+  else:
+    kind, labels = protocol.SENTENCE_PREDICTION, LABELS
+    spec = SentenceTaskSpec("classification", ("text",), "label", LABELS)
+    serving = lambda model, rows: GlueServingModule(model, spec, preprocessor,
+                                                    bucket_rows=rows)
   for name, bucket_rows in (("savedmodel", 0), ("savedmodel_bucketed", BUCKET_ROWS)):
-    module = GlueServingModule(model, spec, preprocessor, bucket_rows=bucket_rows)
+    module = serving(model, bucket_rows)
     save(module, os.path.join(folder, name), module.signatures())
   # The same weights computed in bfloat16, as an export under RuntimeConfig.precision =
   # 'mixed_bfloat16' builds the model.
   tf_keras.mixed_precision.set_global_policy("mixed_bfloat16")
   try:
-    bfloat16 = built_model(size, seq_length)
+    bfloat16 = built_model(size, seq_length, task)
     bfloat16.set_weights(model.get_weights())
     for name, bucket_rows in (("savedmodel_bfloat16", 0),
                               ("savedmodel_bfloat16_bucketed", BUCKET_ROWS)):
-      module = GlueServingModule(bfloat16, spec, preprocessor, bucket_rows=bucket_rows)
+      module = serving(bfloat16, bucket_rows)
       save(module, os.path.join(folder, name), module.signatures())
   finally:
     tf_keras.mixed_precision.set_global_policy("float32")
-  return _write_exports(folder, model, seq_length, protocol.SENTENCE_PREDICTION, LABELS)
+  return _write_exports(folder, model, seq_length, kind, labels)
 
 
 def _write_exports(folder: str, model, seq_length: int, kind: str, labels) -> dict:
@@ -342,7 +342,7 @@ def main(argv):
     return
   with tempfile.TemporaryDirectory() as folder:
     sizes = write_artifacts(folder, FLAGS.size, FLAGS.seq_length, FLAGS.task)
-    runtimes = FLAGS.runtimes or (TAGGER_RUNTIMES if FLAGS.task == "tagger" else RUNTIMES)
+    runtimes = FLAGS.runtimes or RUNTIMES
     gflop = real_gflop_per_sentence(FLAGS.size, FLAGS.seq_length)
     peak = float32_peak_gflops(FLAGS.size)
     figures = {}

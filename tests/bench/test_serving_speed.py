@@ -34,18 +34,19 @@ def test_every_runtime_labels_the_same_verses_alike(tmp_path):
                                            - parts["model_ms"], abs=2e-3)
 
 
-@pytest.mark.slow  # the tagger's artifacts: a SavedModel, two ONNX and two TFLite models, a transformers folder
+@pytest.mark.slow  # the tagger's artifacts: four SavedModels, two ONNX and two TFLite models, a transformers folder
 def test_every_runtime_tags_the_same_verses_alike(tmp_path):
   serving_speed.write_artifacts(str(tmp_path), "tiny", 32, "tagger")
   verses = serving_speed.sentences(32)[:8]
   tags = {runtime: serving_speed.server(runtime, str(tmp_path))(verses)
-          for runtime in serving_speed.TAGGER_RUNTIMES}
+          for runtime in serving_speed.RUNTIMES}
   assert [len(row) for row in tags["savedmodel"]] == [len(row) for row in tags["tflite_int8"]]
   assert sum(len(row) for row in tags["savedmodel"]) > 8 * 5  # a tag a word
-  for runtime in ("onnx_float32", "tflite_float32", "transformers_tf"):
+  for runtime in ("savedmodel_bucketed", "onnx_float32", "tflite_float32", "transformers_tf"):
     assert tags[runtime] == tags["savedmodel"], runtime
   assert {tag for row in tags["savedmodel"] for tag in row} <= set(serving_speed.TAGS)
-  for reduced in ("onnx_int8", "tflite_int8"):  # most tags kept at lower precision
+  for reduced in ("onnx_int8", "onnx_int8_bucketed", "tflite_int8",
+                  "savedmodel_bfloat16_bucketed"):  # most tags kept at lower precision
     same = sum(a == b for row, ref in zip(tags[reduced], tags["savedmodel"])
                for a, b in zip(row, ref))
     assert same >= 0.75 * sum(len(row) for row in tags["savedmodel"]), reduced

@@ -88,7 +88,8 @@ class ExportConfig:
       training/serving/export_onnx.py; TFLite's dynamic-range int8), "float16" (TFLite's
       float16 weights, training/serving/export_tflite.py), or both joined by a comma; the
       runner's --quantize sets it.
-    bucket_rows: a classifier's `serve_text` (training/serving/export_glue.py): N > 0 sorts
+    bucket_rows: a classifier's `serve_text` (training/serving/export_glue.py) and a
+      tagger's `tag_text` and `tag_words` (training/serving/export_tagging.py): N > 0 sorts
       a batch by length and runs the encoder N rows at a time, each group packed to its own
       longest row (the same outputs, less padding: 1.5x the rows a CPU second at batch 32 in
       bench/RESULTS.md); 0 packs the whole batch to its longest row.

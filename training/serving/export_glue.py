@@ -91,7 +91,8 @@ class GlueServingModule(tf.Module):
     """One or two text batches -> the signature outputs, packed to the batch's longest row or
     in length buckets (bucket_rows)."""
     if self.bucket_rows:
-      return self._outputs(self.preprocessor.in_length_buckets(texts, self._logits,
+      segments = [self.preprocessor.tokenize(text) for text in texts]
+      return self._outputs(self.preprocessor.in_length_buckets(segments, self._logits,
                                                                self.bucket_rows))
     return self._predict(self.preprocessor.pack_to_longest(*texts))
 

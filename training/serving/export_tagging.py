@@ -13,7 +13,8 @@ entirely becomes [UNK] there and here), and the tag is read at its first piece.
 
 Signatures (S = the records' max_seq_length; a row holds at most S - 2 word pieces; a
 batch is packed to its longest row plus [CLS] and [SEP], at most S, as transformers'
-tokenizers pad with `padding=True`):
+tokenizers pad with `padding=True`, or with `bucket_rows` sorted by length and run a few
+rows at a time, each group packed to its own longest row, with the same outputs):
   `tag_text`(text: string [batch]), also served as `serving_default`, returns
     `words` string [batch, max_words] (the words found as sent, "" as padding),
     `tags` string [batch, max_words] ("" as padding), `tag_ids` int32 (-1 as padding),
@@ -88,10 +89,13 @@ class TaggingServingModule(tf.Module):
     model: the fine-tuned TokenClassificationModel.
     labels: the tag of each label id (the records' `labels`).
     preprocessor: the TextPreprocessor of the records' vocab and max_seq_length.
+    bucket_rows: 0 packs a batch to its longest row; N > 0 sorts it by length and runs the
+      encoder N rows at a time, each group packed to its own longest row (the same outputs,
+      less work on padding: ExportConfig.bucket_rows).
   """
 
   def __init__(self, model: TokenClassificationModel, labels: Sequence[str],
-               preprocessor: TextPreprocessor):
+               preprocessor: TextPreprocessor, bucket_rows: int = 0):
     super().__init__(name="tagging_serving")
     if len(labels) != model.head.num_labels:
       raise ValueError(f"{len(labels)} labels for a head of {model.head.num_labels} outputs")
@@ -99,6 +103,7 @@ class TaggingServingModule(tf.Module):
     self.head = model.head
     self.preprocessor = preprocessor
     self.labels = tuple(labels)
+    self.bucket_rows = bucket_rows
 
   def _word_pieces(self, words: tf.Tensor) -> tf.RaggedTensor:
     """string [n] words -> int32 RaggedTensor [n, (pieces)], each word tokenized alone; a
@@ -108,6 +113,11 @@ class TaggingServingModule(tf.Module):
     unknown = tf.RaggedTensor.from_row_lengths(
         tf.fill([tf.reduce_sum(dropped)], self.preprocessor.unk_id), dropped)
     return tf.concat([pieces, unknown], axis=1)
+
+  def _logits(self, inputs: Dict[str, tf.Tensor]) -> tf.Tensor:
+    """Encoder inputs, int32 [rows, L] -> float32 logits [rows, L, labels]."""
+    return tf.cast(self.head(self.encoder(inputs, training=False)["sequence_output"],
+                             training=False), tf.float32)
 
   def _tag(self, words: tf.RaggedTensor, name: str) -> Dict[str, tf.Tensor]:
     """Words, string RaggedTensor [batch, (words)] -> padded per-word outputs.
@@ -127,13 +137,19 @@ class TaggingServingModule(tf.Module):
           tf.gather(tf.concat([tf.cast(words.value_rowids(), tf.int64),
                                tf.zeros([1], tf.int64)], 0), first_blank),
           ") is empty or blank: send words, not spaces"))
-    # Packed to the batch's longest row, not to S: the encoder's cost grows with the packed
-    # length, and the attention mask keeps padding out of every piece's output.
+    # Packed to the batch's longest row, not to S (or in length buckets, each group to its
+    # own longest): the encoder's cost grows with the packed length, and the attention mask
+    # keeps padding out of every piece's output.
     with tf.control_dependencies(checks):
-      inputs = self.preprocessor.pack(  # [batch, L <= S]
-          [row_pieces], self.preprocessor.packed_length([row_pieces]))
-    logits = tf.cast(self.head(self.encoder(inputs, training=False)["sequence_output"],
-                               training=False), tf.float32)  # [batch, L, labels]
+      width = self.preprocessor.packed_length([row_pieces])  # L <= S
+    if self.bucket_rows:
+      def padded_logits(inputs):  # a group's [rows, L_group, labels] -> [rows, L, labels]
+        logits = self._logits(inputs)
+        return tf.pad(logits, [[0, 0], [0, width - tf.shape(logits)[1]], [0, 0]])
+      logits = self.preprocessor.in_length_buckets([row_pieces], padded_logits,
+                                                   self.bucket_rows)
+    else:
+      logits = self._logits(self.preprocessor.pack([row_pieces], width))
     # A word's first piece: 1 ([CLS]) + the pieces of the words before it in its row.
     before = tf.cumsum(pieces_per_word, exclusive=True)  # [W], over the whole batch
     row_start = tf.gather(tf.concat([before, [tf.reduce_sum(pieces_per_word)]], 0),

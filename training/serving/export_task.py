@@ -147,7 +147,7 @@ def _write_exports(task, model: tf_keras.Model, model_dir: str, version: int,
                                 task.max_answer_length, task.null_threshold)
     return {export.name: save(module, path, module.signatures(), vocab)}
   if export.kind == protocol.TAGGING:
-    module = TaggingServingModule(model, task.labels, preprocessor)
+    module = TaggingServingModule(model, task.labels, preprocessor, config.bucket_rows)
     return {export.name: save(module, path, module.signatures(), vocab)}
   if export.kind == protocol.MULTIPLE_CHOICE:
     module = MultipleChoiceServingModule(model, preprocessor, task.num_choices)

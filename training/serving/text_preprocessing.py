@@ -172,15 +172,16 @@ class TextPreprocessor(tf.Module):
       length = self.packed_length(segments)
     return self.pack(segments, length)
 
-  def in_length_buckets(self, texts: Sequence[tf.Tensor],
+  def in_length_buckets(self, segments: Sequence[tf.RaggedTensor],
                         outputs_of: Callable[[Dict[str, tf.Tensor]], tf.Tensor],
                         bucket_rows: int) -> tf.Tensor:
-    """`outputs_of` (encoder inputs -> float32 [rows, ...]) over one or two text batches,
-    run `bucket_rows` rows at a time in order of length, each group packed to its own
-    longest row: [batch, ...] in the request's order. The rows' outputs are those of
-    `outputs_of(self.pack_to_longest(*texts))` (a row's outputs do not depend on the padding
-    beyond it), with less encoder work on padding when a batch mixes lengths."""
-    segments = [self.tokenize(text) for text in texts]
+    """`outputs_of` (encoder inputs -> float32 [rows, ...]) over one or two batches of word
+    pieces (`tokenize`'s RaggedTensors [batch, (pieces)]), run `bucket_rows` rows at a time
+    in order of length, each group packed to its own longest row: [batch, ...] in the
+    request's order. The rows' outputs are those of `outputs_of` on the batch packed whole
+    (`packed_length`; a row's outputs do not depend on the padding beyond it), with less
+    encoder work on padding when a batch mixes lengths. Outputs per position must come
+    back at one length for every group (padded by `outputs_of`), as the groups are joined."""
     with tf.control_dependencies(pair_rows_check(segments)):  # before adding a pair's rows
       total = tf.add_n([tf.cast(segment.row_lengths(), tf.int32) for segment in segments])
     order = tf.argsort(total, stable=True)

@@ -1,7 +1,9 @@
 """The tagging export (training/serving/export_tagging.py): words, offsets and tags of raw
 text and of words already split, and malformed requests in a served process.
 
-One module fixture exports a tiny tagger once. Tags are checked against the model itself on
+One module fixture exports a tiny tagger once, in length buckets of 2 rows (as exports run by
+default: ExportConfig.bucket_rows; tests/training/serving/test_length_buckets.py checks
+buckets against the batch packed whole). Tags are checked against the model itself on
 inputs built here in Python (each word tokenized alone, the tag read at its first piece), so
 a wrong word split, piece position or offset shows. The served process sends every
 malformed request (rank 0 and 2-D inputs, 0 rows, empty strings, 100k characters, invalid
@@ -41,7 +43,7 @@ def exported(tmp_path_factory):
   tmp = str(tmp_path_factory.mktemp("tagging"))
   model = export_models.tagging_model()
   preprocessor = TextPreprocessor(export_models.VOCAB_FILE, True, export_models.SEQ)
-  module = TaggingServingModule(model, export_models.TAGS, preprocessor)
+  module = TaggingServingModule(model, export_models.TAGS, preprocessor, bucket_rows=2)
   return model, save(module, export_path(tmp, "tagging", 1), module.signatures())
 
 
