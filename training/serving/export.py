@@ -92,7 +92,8 @@ class ExportConfig:
       tagger's `tag_text` and `tag_words` (training/serving/export_tagging.py): N > 0 sorts
       a batch by length and runs the encoder N rows at a time, each group packed to its own
       longest row (the same outputs, less padding: 1.5x the rows a CPU second at batch 32 in
-      bench/RESULTS.md); 0 packs the whole batch to its longest row.
+      bench/RESULTS.md; a batch of N rows or fewer runs whole); 0 packs the whole batch to
+      its longest row.
   """
   vocab_file: str = ""
   lower_case: bool = tokenization.DEFAULT_LOWER_CASE

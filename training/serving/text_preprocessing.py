@@ -184,10 +184,10 @@ class TextPreprocessor(tf.Module):
     back at one length for every group (padded by `outputs_of`), as the groups are joined."""
     with tf.control_dependencies(pair_rows_check(segments)):  # before adding a pair's rows
       total = tf.add_n([tf.cast(segment.row_lengths(), tf.int32) for segment in segments])
-    order = tf.argsort(total, stable=True)
-    rows = tf.size(order)
+    rows = tf.size(total)
 
     def bucketed():
+      order = tf.argsort(total, stable=True)
       groups = (rows + bucket_rows - 1) // bucket_rows
 
       def run_group(group, results):
@@ -199,8 +199,9 @@ class TextPreprocessor(tf.Module):
           lambda group, _: group < groups, run_group,
           [tf.constant(0), tf.TensorArray(tf.float32, size=groups, infer_shape=False)])
       return tf.gather(results.concat(), tf.math.invert_permutation(order))
-    # 0 rows: one call on the empty batch gives the outputs' shape.
-    return tf.cond(rows > 0, bucketed,
+    # A batch of one bucket or less (0 rows included: the outputs' shape) runs whole, as
+    # its one group would, without the loop's cost.
+    return tf.cond(rows > bucket_rows, bucketed,
                    lambda: outputs_of(self.pack(segments, self.packed_length(segments))))
 
   def __call__(self, *texts: tf.Tensor) -> Dict[str, tf.Tensor]:
