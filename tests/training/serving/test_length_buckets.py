@@ -32,6 +32,7 @@ def _modules(tmp_path, task_name):
           for rows in (0, 3)]
 
 
+@pytest.mark.slow  # traces two modules over three batches
 def test_buckets_answer_as_the_whole_batch_row_for_row(tmp_path):
   whole, buckets = _modules(tmp_path, "sst2")
   for texts in (TEXTS, TEXTS[:2], []):
@@ -53,6 +54,7 @@ def test_pairs_in_buckets_answer_as_the_whole_batch(tmp_path):
   np.testing.assert_allclose(got["logits"].numpy(), expected["logits"].numpy(), atol=1e-5)
 
 
+@pytest.mark.slow  # traces two taggers over three batches and tag_words
 def test_a_taggers_buckets_answer_as_the_whole_batch_row_for_row():
   model = export_models.tagging_model()
   preprocessor = TextPreprocessor(export_models.VOCAB_FILE, True, export_models.SEQ)
