@@ -173,6 +173,7 @@ def _write_exports(folder: str, model, seq_length: int, kind: str, labels) -> di
   from training.serving import dense_core
   from training.serving import export_onnx
   from training.serving import export_tflite
+  from training.serving import runtime_export
   from training.serving.exported_model import EXPORT_FILE
   from training.serving.onnx_tokenizer import wordpiece_tokenizer
   # The ONNX and TFLite folders as --mode=export_onnx / export_tflite lay them out
@@ -189,14 +190,11 @@ def _write_exports(folder: str, model, seq_length: int, kind: str, labels) -> di
   for precision, name in (("", "model.tflite"), ("int8", "model.int8.tflite")):
     with open(os.path.join(tflite_dir, name), "wb") as f:
       f.write(export_tflite.convert_function(core, model, precision))
-  for runtime_dir, runtime, suffix in ((onnx_dir, "onnx", "onnx"),
-                                       (tflite_dir, "tflite", "tflite")):
+  for runtime_dir, runtime in ((onnx_dir, "onnx"), (tflite_dir, "tflite")):
+    models = {"float32": f"model.{runtime}", "int8": f"model.int8.{runtime}"}
     with open(os.path.join(runtime_dir, EXPORT_FILE), "w") as f:
-      json.dump(dict(runtime=runtime, kind=kind,
-                     seq_length=seq_length, inputs=list(dense_core.ENCODER_INPUTS),
-                     outputs=["logits"], labels=list(labels), is_pair=False,
-                     models={"float32": f"model.{suffix}", "int8": f"model.int8.{suffix}"}),
-                f)
+      json.dump(runtime_export.description(runtime, kind, seq_length, core, models, True,
+                                           labels=list(labels), is_pair=False), f)
   export_hf(model, os.path.join(folder, "hf"), RunVocab(SAMPLE_VOCAB, True), labels)
   with open(os.path.join(folder, VERSES_FILE), "w", encoding="utf-8") as f:
     json.dump(sentences(seq_length), f)

@@ -62,13 +62,6 @@ def convert_function(function, path: str) -> List[str]:
   return dense_core.output_names(function)
 
 
-def convert(kind: str, model, path: str, seq_length: int = 0) -> List[str]:
-  """Writes the float32 ONNX model of `model`'s dense core to `path`; returns the output
-  names. `seq_length`: S, for the cores with a fixed length (QUESTION_ANSWERING)."""
-  return convert_function(dense_core.core_function(kind, model, seq_length, "export_onnx"),
-                          path)
-
-
 def quantize_int8(float_path: str, int8_path: str) -> None:
   """ONNX Runtime's dynamic quantization: int8 weights, per channel."""
   from onnxruntime.quantization import QuantType  # pylint: disable=g-import-not-at-top

@@ -29,9 +29,8 @@ from training.fresh_directory import write_anew
 from training.run_vocab import RunVocab
 from training.run_vocab import write_run_vocab
 from training.serving import dense_core
+from training.serving.exported_model import EXPORT_FILE
 from training.serving.onnx_tokenizer import wordpiece_tokenizer
-
-EXPORT_FILE = "export.json"
 
 
 def check_packages(mode: str, packages: Sequence[str], extra: str) -> None:
@@ -75,6 +74,16 @@ def task_settings(task, kind: str) -> Dict:
   return settings
 
 
+def description(runtime: str, kind: str, seq_length: int, function, models: Dict[str, str],
+                lower_case: bool, **settings) -> Dict:
+  """export.json's contents (the module docstring) for a core (dense_core.core_function)
+  written as `models` (precision -> file name); `settings`: the labels and the task's
+  settings (task_settings), and what the exporter noted."""
+  return dict(runtime=runtime, kind=kind, seq_length=seq_length,
+              inputs=dense_core.input_names(kind), outputs=dense_core.output_names(function),
+              models=models, lower_case=lower_case, **settings)
+
+
 def write_runtime_export(runtime: str, mode: str, task, model, model_dir: str, version: int,
                          vocab: Optional[RunVocab],
                          write_models: Callable[[str, object], Dict[str, str]],
@@ -105,13 +114,10 @@ def write_runtime_export(runtime: str, mode: str, task, model, model_dir: str, v
     models = write_models(folder, function)
     tokenizer.save(os.path.join(folder, "tokenizer.json"))
     write_run_vocab(folder, vocab)
-    description = dict(runtime=runtime, kind=kind, seq_length=task.seq_length,
-                       inputs=dense_core.input_names(kind),
-                       outputs=dense_core.output_names(function), models=models,
-                       lower_case=vocab.lower_case, **task_settings(task, kind),
-                       **notes(folder))
+    contents = description(runtime, kind, task.seq_length, function, models,
+                           vocab.lower_case, **task_settings(task, kind), **notes(folder))
     with tf.io.gfile.GFile(os.path.join(folder, EXPORT_FILE), "w") as f:
-      json.dump(description, f, indent=1)
+      json.dump(contents, f, indent=1)
 
   write_anew(output_dir, write)
   return output_dir
